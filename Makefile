@@ -1,0 +1,28 @@
+# Every target creates .venv if missing and installs the project into it (not editable:
+# the tests and commands run against the installed package, as a user's would).
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.deps-stamp
+
+.PHONY: run test bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps --force-reinstall .
+
+run: install
+	$(VENV)/bin/mtsbench run
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules --pyargs tests mtsbench
+
+bench: install
+	$(PY) -m pytest benchmarks -q -p no:cacheprovider --benchmark-only
+
+clean:
+	rm -rf $(VENV) build dist outputs multirun

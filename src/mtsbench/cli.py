@@ -1,0 +1,138 @@
+"""The ``mtsbench`` command: run, check, validate, scenarios, report.
+
+Every error the user can cause is printed as one line on stderr with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import tempfile
+from pathlib import Path
+
+USAGE = """usage: mtsbench COMMAND [ARGS]
+
+commands:
+  run [overrides]             one Hydra job (add -m for a sweep); outputs in the job directory
+  check [FILES|DIRS] [overrides] [--out DIR]
+                              run scenarios, exit 1 on any failed expectation
+  validate FILES...           check scenario files, one line per problem
+  scenarios [FILES|DIRS]      list scenarios
+  report DIR                  rewrite report.md of a run directory"""
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"mtsbench: {message}", file=sys.stderr)
+    return code
+
+
+def run_main(argv: list[str]) -> int:
+    from .config import ConfigError, check_overrides
+
+    try:
+        check_overrides([a for a in argv if not a.startswith("-")])
+    except ConfigError as e:
+        return _fail(str(e))
+    from .hydra_app import app
+
+    sys.argv = ["mtsbench", *argv]
+    try:
+        app()
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
+
+
+def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(paths, overrides): an argument with '=' that is not an existing path is an override.
+
+    >>> split_check_args(["scenarios/", "attention=common_sense"])
+    (['scenarios/'], ['attention=common_sense'])
+    """
+    paths, overrides = [], []
+    for a in argv:
+        (overrides if "=" in a and not Path(a).exists() else paths).append(a)
+    return paths, overrides
+
+
+def check_main(argv: list[str]) -> int:
+    from .config import ConfigError, compose
+    from .report.markdown import failures, table
+    from .runner import run
+    from .scenario.loader import ScenarioError
+
+    parser = argparse.ArgumentParser(prog="mtsbench check", description="Run scenarios with the reference "
+                                     "configuration (plus overrides); exit 1 if any expectation fails.")
+    parser.add_argument("args", nargs="*", help="scenario files or folders, and Hydra overrides")
+    parser.add_argument("--out", help="keep the run's outputs in this folder (default: a temporary one)")
+    ns = parser.parse_args(argv)
+    paths, overrides = split_check_args(ns.args)
+    try:
+        cfg, choices = compose(overrides)
+        cfg.scenarios = paths
+        out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
+        frame = run(cfg, out, choices)
+    except (ConfigError, ScenarioError) as e:
+        return _fail(str(e))
+    except Exception as e:  # Hydra's composition errors are multi-line: keep the first line
+        return _fail(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    failed = failures(frame)
+    n_checks = int((frame["check"] != "probe").sum())
+    print(f"{n_checks - len(failed)} of {n_checks} expectations passed in "
+          f"{frame['scenario'].nunique()} scenarios; outputs in {out}")
+    if len(failed):
+        print(table(failed, ["scenario", "index", "step", "check", "value", "expected"]))
+        return 1
+    return 0
+
+
+def report_main(argv: list[str]) -> int:
+    import json
+
+    import pandas as pd
+
+    from .report.markdown import write_report
+
+    parser = argparse.ArgumentParser(prog="mtsbench report")
+    parser.add_argument("dir")
+    ns = parser.parse_args(argv)
+    d = Path(ns.dir)
+    if not (d / "metrics.csv").is_file() or not (d / "summary.json").is_file():
+        return _fail(f"{d}: not a run directory (expected metrics.csv and summary.json)")
+    path = write_report(d, pd.read_csv(d / "metrics.csv"), json.loads((d / "summary.json").read_text()))
+    print(path)
+    return 0
+
+
+def _validate(argv):
+    from .scenario.commands import validate_main
+
+    return validate_main(argv)
+
+
+def _scenarios(argv):
+    from .scenario.commands import scenarios_main
+
+    return scenarios_main(argv)
+
+
+COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
+            "report": report_main}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        hint = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        return _fail(f"unknown command '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "") +
+                     " (see mtsbench --help)")
+    return COMMANDS[name](rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Expectations → metric rows (DESIGN §4, §5).
+
+One row per probe (``check`` = ``probe``) and one per expectation. Recall is judged by
+provenance: an expected step is found when some memory among the top k lists it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .agent import MemoryAgent, StepResult
+from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Range, Step,
+                             StepAttentionCheck, TierCheck)
+
+COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
+           "hit", "ranks", "scored", "tiers_searched", "index_queries", "llm_calls", "tokens",
+           "latency_ms"]
+INT_COLUMNS = ["index", "k", "scored", "tiers_searched", "index_queries", "llm_calls", "tokens"]
+WALL_CLOCK_COLUMNS = ["latency_ms"]
+
+
+def describe_range(r: Range | StepAttentionCheck | BeliefCheck) -> str:
+    """'>= 6', '<= 2' or '[1, 3]'.
+
+    >>> describe_range(Range(min=6)), describe_range(Range(min=1, max=3))
+    ('>= 6', '[1, 3]')
+    """
+    lo, hi = r.min, r.max
+    if lo is not None and hi is not None:
+        return f"[{lo:g}, {hi:g}]"
+    return f">= {lo:g}" if lo is not None else f"<= {hi:g}" if hi is not None else "any"
+
+
+def in_range(x: float | None, lo: float | None, hi: float | None) -> bool:
+    return x is not None and (lo is None or x >= lo) and (hi is None or x <= hi)
+
+
+def ranks_of(agent: MemoryAgent, ids: np.ndarray, steps: tuple[str, ...]) -> dict[str, int | None]:
+    """1-based rank of the first retrieved memory whose provenance names each step."""
+    out: dict[str, int | None] = {s: None for s in steps}
+    for rank, i in enumerate(ids, start=1):
+        for s in agent.store.provenance[int(i)]:
+            if s in out and out[s] is None:
+                out[s] = rank
+    return out
+
+
+class RowMaker:
+    """Builds rows for one scenario, filling the cost columns from the step's result."""
+
+    def __init__(self, scenario: str):
+        self.scenario = scenario
+
+    def row(self, result: StepResult, check: str, passed, value, expected, **extra) -> dict:
+        step = result.step
+        base = {"scenario": self.scenario, "index": step.index, "step": step.id, "kind": step.kind,
+                "check": check, "passed": passed, "value": value, "expected": expected,
+                "k": None, "recall": None, "hit": None, "ranks": None,
+                "scored": result.cost.scored, "tiers_searched": result.cost.tiers_searched,
+                "index_queries": result.cost.index_queries, "llm_calls": result.llm_calls,
+                "tokens": result.tokens, "latency_ms": round(result.latency_ms, 3)}
+        base.update(extra)
+        return base
+
+
+def observation_rows(rows: RowMaker, result: StepResult) -> list[dict]:
+    """The ``attention`` expectation on a say/reply/perceive step (the labelled score)."""
+    want = result.step.expect.attention
+    if want is None:
+        return []
+    return [rows.row(result, "attention", in_range(result.score, want.min, want.max),
+                     round(result.score, 4), describe_range(want))]
+
+
+def probe_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[dict]:
+    """A probe row plus its ``recall`` and ``absent`` rows."""
+    step, found = result.step, result.retrieval
+    k = step.expect.k
+    out: list[dict] = []
+    recall = hit = None
+    verdicts = []
+    if step.expect.recall:
+        ranks = ranks_of(agent, found.ids, step.expect.recall)
+        got = sum(r is not None for r in ranks.values())
+        recall, hit = got / len(ranks), got == len(ranks)
+        verdicts.append(hit)
+        out.append(rows.row(result, "recall", hit, round(recall, 4), " ".join(step.expect.recall), k=k,
+                            recall=round(recall, 4), hit=hit, ranks=_ranks_text(ranks)))
+    if step.expect.absent:
+        ranks = ranks_of(agent, found.ids, step.expect.absent)
+        false = [s for s, r in ranks.items() if r is not None]
+        verdicts.append(not false)
+        out.append(rows.row(result, "absent", not false, len(false), "none of " + " ".join(step.expect.absent),
+                            k=k, ranks=_ranks_text(ranks)))
+    passed = all(verdicts) if verdicts else None
+    head = rows.row(result, "probe", passed, recall, " ".join(step.expect.recall) or None, k=k,
+                    recall=None if recall is None else round(recall, 4), hit=hit)
+    return [head, *out]
+
+
+def _ranks_text(ranks: dict[str, int | None]) -> str:
+    return " ".join(f"{s}:{'-' if r is None else r}" for s, r in ranks.items())
+
+
+def check_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[dict]:
+    """Rows for the state assertions of a ``check`` step."""
+    out = []
+    for c in result.step.checks:
+        name, passed, value, expected = evaluate_check(agent, c)
+        out.append(rows.row(result, name, passed, value, expected))
+    return out
+
+
+def evaluate_check(agent: MemoryAgent, c) -> tuple[str, bool, object, str]:
+    """(check name, passed, observed value, expected text) of one state assertion."""
+    store, now = agent.store, agent.now
+    if isinstance(c, BeliefCheck):
+        ids = [i for i in store.by_key.get(c.key, []) if store.alive[i]
+               and store.kind_of(i) == "fact" and (c.value is None or store.value[i] == c.value)]
+        value = max((float(store.belief[i]) for i in ids), default=None)
+        target = f"{c.key}={c.value} " if c.value is not None else f"{c.key} "
+        return "belief", in_range(value, c.min, c.max), _round(value), target + describe_range(c)
+    if isinstance(c, ConjectureCheck):
+        present = any(store.alive[i] and store.kind_of(i) == "conjecture" for i in store.by_key.get(c.key, []))
+        return "conjecture", present == c.present, present, f"{c.key} present={c.present}"
+    if isinstance(c, StepAttentionCheck):
+        i = store.by_step.get(c.step)
+        value = None if i is None else float(agent.attention.total(store, np.array([i]), now)[0])
+        return "attention", in_range(value, c.min, c.max), _round(value), f"{c.step} " + describe_range(c)
+    if isinstance(c, TierCheck):
+        i = store.by_step.get(c.step)
+        value = None if i is None else int(store.tier[i])
+        return "tier", value is not None and value <= c.max, value, f"{c.step} tier <= {c.max}"
+    if isinstance(c, EventCountCheck):
+        n = sum(1 for i in range(store.size) if store.alive[i] and store.kind_of(i) == "event"
+                and store.meta[i].get("category") == c.category)
+        return "event_count", n == c.equals, n, f"{c.category} == {c.equals}"
+    raise TypeError(f"unknown check {type(c).__name__}")
+
+
+def event_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[dict]:
+    """The ``event`` expectation, judged on the event memories at the end of the scenario."""
+    want = result.step.expect.event
+    if want is None:
+        return []
+    store, sid = agent.store, result.step.id
+    events = [i for i in range(store.size) if store.alive[i] and store.kind_of(i) == "event"
+              and sid in store.provenance[i]]
+    if not events:
+        return [rows.row(result, "event", False, "no event", _event_text(want))]
+    parts = store.provenance[events[0]]
+    if want.same_as:
+        return [rows.row(result, "event", want.same_as in parts, " ".join(parts), _event_text(want))]
+    earlier = parts[: parts.index(sid)]
+    return [rows.row(result, "event", not earlier, " ".join(parts), _event_text(want))]
+
+
+def _event_text(want) -> str:
+    return f"same event as {want.same_as}" if want.same_as else "a new event"
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else round(x, 4)

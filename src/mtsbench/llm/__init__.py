@@ -1,0 +1,1 @@
+"""The LLM interface: typed tasks with prompts, backends (mock, ...), and call metering."""

@@ -1,0 +1,1 @@
+"""The memory store, its attention state, and retrieval with exact cost accounting."""

@@ -1,0 +1,71 @@
+"""Writes a run directory: metrics.csv, summary.json, trace.jsonl, report.md.
+
+``summary.json`` holds ``overall`` and ``scenarios.<id>``, each with ``checks`` (number
+of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
+``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
+probe), ``scored_total`` (every search, labelling included), ``llm_calls`` and ``tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .evaluate import COLUMNS, INT_COLUMNS
+from .report.markdown import write_report
+
+
+def _mean(series: pd.Series) -> float | None:
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    return None if values.empty else round(float(values.mean()), 4)
+
+
+def aggregate(rows: pd.DataFrame, llm_calls: int, tokens: int, scored_total: int) -> dict:
+    """Aggregates of one scenario's (or all) metric rows."""
+    checks = rows[rows["check"] != "probe"]
+    probes = rows[rows["check"] == "probe"]
+    recall_rows = rows[rows["check"] == "recall"]
+    passed = int(checks["passed"].astype(bool).sum())
+    return {
+        "checks": int(len(checks)),
+        "passed": passed,
+        "pass_rate": round(passed / len(checks), 4) if len(checks) else None,
+        "recall": _mean(recall_rows["recall"]),
+        "hit_rate": _mean(recall_rows["hit"].astype(float)) if len(recall_rows) else None,
+        "probes": int(len(probes)),
+        "scored": _mean(probes["scored"]),
+        "scored_total": int(scored_total),
+        "llm_calls": int(llm_calls),
+        "tokens": int(tokens),
+    }
+
+
+def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.DataFrame:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame([r for run in runs for r in run.rows], columns=COLUMNS)
+    frame = frame.astype({c: "Int64" for c in INT_COLUMNS})
+    frame.to_csv(out_dir / "metrics.csv", index=False)
+    scenarios = {}
+    for run in runs:
+        part = frame[frame["scenario"] == run.scenario.id]
+        scenarios[run.scenario.id] = aggregate(part, run.llm["calls"], run.llm["tokens"],
+                                               run.searches["scored_total"]) | {"llm": run.llm}
+    overall = aggregate(frame, sum(r.llm["calls"] for r in runs), sum(r.llm["tokens"] for r in runs),
+                        sum(r.searches["scored_total"] for r in runs))
+    summary = {"overall": overall, "scenarios": scenarios, "choices": choices}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
+    with open(out_dir / "trace.jsonl", "w", encoding="utf-8") as f:
+        for run in runs:
+            for event in run.trace:
+                f.write(json.dumps(event, ensure_ascii=False, default=_json) + "\n")
+    write_report(out_dir, frame, summary)
+    return frame
+
+
+def _json(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")

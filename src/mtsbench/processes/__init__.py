@@ -1,0 +1,2 @@
+"""Processes the agent runs on its memory: attention labelling (and, later, summaries,
+consolidation and inference)."""

@@ -1,0 +1,63 @@
+"""Attention labelling (DESIGN §1.1): the ``attention`` config group.
+
+``Associative`` first recalls the item's associated memories — a shallow search at its
+own ``motivation``, keeping at most ``associations`` hits with relevance of at least
+``min_relevance`` — and asks the LLM to score the item in the light of their attention.
+Those memories were recalled and used, so they are boosted (``boost``). ``CommonSense``
+asks the LLM about the item alone: the ablation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from ..llm.base import LLM, Association, Item
+from ..memory.retrieval import SearchCost
+
+
+@dataclass
+class Labelled:
+    """A labelling's outcome: the score, the memories it used, and the search cost."""
+
+    score: float
+    associated: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cost: SearchCost = field(default_factory=SearchCost)
+
+
+class Labeller(Protocol):
+    """Scores a new item 0-10 (``memory`` offers ``search`` and the LLM)."""
+
+    boost: bool
+
+    def label(self, memory, item: Item, vector: np.ndarray, now: float) -> Labelled: ...
+
+
+class Associative:
+    """Score the item in the light of the attention of its associated memories."""
+
+    def __init__(self, associations: int = 3, min_relevance: float = 0.08,
+                 motivation: float = 0.3, boost: bool = True):
+        self.associations = associations
+        self.min_relevance = min_relevance
+        self.motivation = motivation
+        self.boost = boost
+
+    def label(self, memory, item, vector, now):
+        found = memory.search(vector, self.associations, self.motivation, now)
+        keep = found.relevance >= self.min_relevance
+        shown = [Association(memory.store.text[i], float(a), float(r))
+                 for i, a, r in zip(found.ids[keep], found.attention[keep], found.relevance[keep])]
+        llm: LLM = memory.llm
+        return Labelled(llm.rate_attention(item, shown), found.ids[keep], found.cost)
+
+
+class CommonSense:
+    """Score the item alone, by common sense (no association, no search)."""
+
+    boost = False
+
+    def label(self, memory, item, vector, now):
+        return Labelled(memory.llm.rate_attention(item, []))

@@ -1,0 +1,1 @@
+"""Human reports of run directories (markdown tables; plots read only result files)."""

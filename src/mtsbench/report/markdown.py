@@ -1,0 +1,55 @@
+"""report.md for a run directory, made from its metrics table and summary only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def table(frame: pd.DataFrame, columns: list[str]) -> str:
+    """A GitHub markdown table of ``columns`` (empty cells for missing values).
+
+    >>> print(table(pd.DataFrame({"a": [1], "b": [None]}), ["a", "b"]))
+    | a | b |
+    |---|---|
+    | 1 |  |
+    """
+    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+    body = ["| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |"
+            for row in frame[columns].itertuples(index=False)]
+    return "\n".join([head, *body])
+
+
+def failures(frame: pd.DataFrame) -> pd.DataFrame:
+    """The expectation rows that failed."""
+    checks = frame[frame["check"] != "probe"]
+    return checks[~checks["passed"].astype(bool)]
+
+
+def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict) -> Path:
+    overall = summary["overall"]
+    rows = [{"scenario": sid, **{k: v for k, v in agg.items() if k != "llm"}}
+            for sid, agg in summary["scenarios"].items()]
+    per = pd.DataFrame(rows)
+    cols = ["scenario", "checks", "passed", "recall", "hit_rate", "probes", "scored", "llm_calls", "tokens"]
+    failed = failures(frame)
+    choices = summary.get("choices") or {}
+    lines = [
+        "# mtsbench run report", "",
+        f"{overall['passed']} of {overall['checks']} expectations passed; mean recall@k "
+        f"{overall['recall']}; {overall['scored']} memories scored per probe; "
+        f"{overall['llm_calls']} LLM calls, {overall['tokens']} tokens.", "",
+    ]
+    if choices:
+        lines += ["Configuration: " + ", ".join(f"`{g}={c}`" for g, c in sorted(choices.items())), ""]
+    lines += ["## Scenarios", "", table(per, cols) if len(per) else "(none)", "",
+              "## Failed expectations", ""]
+    lines += [table(failed, ["scenario", "step", "check", "value", "expected"]) if len(failed) else "None.", ""]
+    probes = frame[frame["check"] == "probe"]
+    if len(probes):
+        lines += ["## Probes", "", table(probes, ["scenario", "step", "k", "recall", "scored",
+                                                  "tiers_searched", "llm_calls", "tokens"]), ""]
+    path = out_dir / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
