@@ -17,7 +17,7 @@ class ConfigError(Exception):
 def groups() -> dict[str, list[str]]:
     """Every config group and its options, read from the packaged ``configs/`` folder."""
     return {d.name: sorted(p.stem for p in d.glob("*.yaml"))
-            for d in sorted(CONFIG_DIR.iterdir()) if d.is_dir()}
+            for d in sorted(CONFIG_DIR.iterdir()) if d.is_dir() and not d.name.startswith("_")}
 
 
 def check_overrides(overrides: list[str]) -> None:

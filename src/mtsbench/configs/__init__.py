@@ -1,0 +1,1 @@
+"""Packaged Hydra configs (a package so Hydra can find them after pip install)."""
