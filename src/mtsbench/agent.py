@@ -1,8 +1,12 @@
-"""The memory agent: composes store, attention, labelling and retrieval for each step.
+"""The memory agent: composes store, attention, labelling, tiers, arousal and retrieval.
 
 ``MemoryAgent.step(step)`` handles one scenario step on the simulated clock ``step.at``
 (seconds since the scenario start) and returns a ``StepResult`` with what the step cost.
 Every change to memory is appended to ``trace`` as one event dict.
+
+Per step the agent touches only what the step needs: the tiers a search reaches, the
+neighbours arousal finds, the memories it recalls. Demotion by decay happens only at
+rebalance points (``idle`` steps and every ``rebalance_every`` steps), vectorised.
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ import numpy as np
 
 from .embed import Embedder
 from .llm.base import LLM, Item
-from .memory.attention import DualAttention
-from .memory.retrieval import Retrieval, Retriever, SearchCost
+from .mechanisms.arousal import Arousal
+from .mechanisms.depth import DepthPolicy
+from .mechanisms.tiers import TierPolicy
+from .memory.attention import HOUR, DualAttention
+from .memory.index import TierIndexes
+from .memory.retrieval import Retrieval, SearchCost, TieredSearch
 from .memory.store import MemoryStore
 from .processes.labelling import Labeller
 from .scenario.model import Step
@@ -26,13 +34,18 @@ SPEAKER = {"say": "user", "reply": "agent", "perceive": "world"}
 
 @dataclass
 class StepResult:
-    """What a step did: the memory it created, its labelled score, a probe's ranking, cost."""
+    """What a step did: the memory it created, its labelled score, a probe's ranking, cost.
+
+    ``cost`` is the cost of the step's searches; ``arousal`` that of arousal's neighbour
+    searches (kept apart so a probe's search cost stays comparable across arousal options).
+    """
 
     step: Step
     memory_id: int | None = None
     score: float | None = None
     retrieval: Retrieval | None = None
     cost: SearchCost = field(default_factory=SearchCost)
+    arousal: SearchCost = field(default_factory=SearchCost)
     llm_calls: int = 0
     tokens: int = 0
     latency_ms: float = 0.0
@@ -42,42 +55,124 @@ class MemoryAgent:
     """An agent whose memory is built from swappable mechanisms."""
 
     def __init__(self, embedder: Embedder, llm: LLM, attention: DualAttention, labeller: Labeller,
-                 retriever: Retriever, language: str = "en"):
+                 retriever: TieredSearch, tiers: TierPolicy, depth: DepthPolicy, arousal: Arousal,
+                 index: dict | None = None, rebalance_every: int = 20, language: str = "en"):
         self.embedder = embedder
         self.llm = llm
         self.attention = attention
         self.labeller = labeller
         self.retriever = retriever
+        self.tiers = tiers
+        self.depth = depth
+        self.arousal = arousal
+        self.rebalance_every = rebalance_every
         self.language = language
         self.store = MemoryStore(dim=embedder.dim)
+        self.index = TierIndexes(embedder.dim, tiers.n_tiers, **(index or {}))
         self.now = 0.0
+        self.steps_done = 0
         self.trace: list[dict] = []
+        self._arousal_cost = SearchCost()
 
     def _emit(self, event: str, **fields) -> None:
         self.trace.append({"t": round(self.now, 3), "event": event, **fields})
 
+    # -- searching and recalling -------------------------------------------------------
     def search(self, vector: np.ndarray, k: int, motivation: float, now: float) -> Retrieval:
-        """Search the store (used by probes and by the processes)."""
-        return self.retriever.search(self.store, self.attention, vector, k, motivation, now)
+        """Search the tiers at this motivation (used by probes and by the processes)."""
+        return self.retriever.search(self.store, self.attention, self.index, self.depth, vector, k,
+                                     motivation, now)
 
     def recall(self, ids: np.ndarray, why: str) -> None:
-        """Recalled memories are used: boost them and trace it."""
+        """Recalled memories are used: boost them, arouse their field, promote at once."""
         if len(ids) == 0:
             return
+        ids = np.unique(ids)
         self.attention.recall(self.store, ids, self.now)
         self._emit("recalled", ids=[int(i) for i in ids], why=why)
+        aroused = self._arouse(ids)
+        self._promote(np.union1d(ids, aroused))
 
+    def _arouse(self, sources: np.ndarray) -> np.ndarray:
+        """Raise the short-term attention of each source's neighbours, in every tier."""
+        n = self.arousal.neighbors
+        if n <= 0:
+            return np.zeros(0, dtype=np.int64)
+        targets, amounts = [], []
+        for src in sources:
+            q = self.store.vectors[src]
+            ids, sims = [], []
+            for tier in range(self.index.n_tiers):
+                t_ids, t_sims, scored = self.index.query(tier, q, n + 1)
+                self._arousal_cost.scored += scored
+                self._arousal_cost.index_queries += 1
+                ids.append(t_ids)
+                sims.append(t_sims)
+            ids, sims = np.concatenate(ids), np.concatenate(sims)
+            keep = ids != src
+            ids, sims = ids[keep], sims[keep]
+            order = np.argsort(-sims, kind="stable")[:n]
+            gain = self.arousal.amounts(sims[order])
+            hit = gain > 0
+            targets.append(ids[order][hit])
+            amounts.append(gain[hit])
+        self._arousal_cost.tiers_searched = self.index.n_tiers
+        if not targets or not sum(len(t) for t in targets):
+            return np.zeros(0, dtype=np.int64)
+        targets, amounts = np.concatenate(targets), np.concatenate(amounts)
+        self.attention.arouse(self.store, targets, amounts, self.now)
+        uniq, where = np.unique(targets, return_inverse=True)
+        total = np.zeros(len(uniq))
+        np.add.at(total, where, amounts)
+        self._emit("aroused", ids=[int(i) for i in uniq], amounts=[round(float(a), 4) for a in total])
+        return uniq
+
+    # -- tiers -------------------------------------------------------------------------
+    def _targets(self, ids: np.ndarray, full: bool) -> np.ndarray:
+        s = self.store
+        return self.tiers.assign(self.attention.total(s, ids, self.now), s.tier[ids], s.recalls[ids],
+                                 s.parts[ids], (self.now - s.long_t[ids]) / HOUR, full=full)
+
+    def _move(self, ids: np.ndarray, new: np.ndarray, why: str) -> None:
+        old = self.store.tier[ids]
+        changed = new != old
+        if not changed.any():
+            return
+        ids, old, new = ids[changed], old[changed], new[changed]
+        self.index.move(ids, old, new, self.store.vectors[ids])
+        self.store.tier[ids] = new
+        self._emit("moved", ids=[int(i) for i in ids], to=[int(t) for t in new], why=why)
+
+    def _promote(self, ids: np.ndarray) -> None:
+        """Recall or arousal lifted these: move each up at once if its policy says so."""
+        target = self._targets(ids, full=False)
+        up = target < self.store.tier[ids]
+        self._move(ids[up], target[up], "promoted")
+
+    def rebalance(self) -> None:
+        """Re-tier every live memory (demotion by decay happens only here), vectorised."""
+        ids = self.store.live_ids()
+        if len(ids):
+            self._move(ids, self._targets(ids, full=True), "rebalance")
+        self._emit("rebalanced", sizes=self.index.sizes())
+
+    # -- steps -------------------------------------------------------------------------
     def step(self, step: Step) -> StepResult:
         started = time.perf_counter()
         calls0, tokens0 = self.llm.meter.snapshot()
+        self._arousal_cost = SearchCost()
         self.now = step.at
-        handler = getattr(self, "_" + step.kind)
-        result = handler(step)
-        calls1, tokens1 = self.llm.meter.snapshot()
-        result.llm_calls, result.tokens = calls1 - calls0, tokens1 - tokens0
-        result.latency_ms = (time.perf_counter() - started) * 1000.0
+        result = getattr(self, "_" + step.kind)(step)
+        self.steps_done += 1
         if step.kind == "idle":
             self.now = step.at + step.duration
+            self.rebalance()
+        elif self.rebalance_every and self.steps_done % self.rebalance_every == 0:
+            self.rebalance()
+        calls1, tokens1 = self.llm.meter.snapshot()
+        result.llm_calls, result.tokens = calls1 - calls0, tokens1 - tokens0
+        result.arousal = self._arousal_cost
+        result.latency_ms = (time.perf_counter() - started) * 1000.0
         return result
 
     def _observe(self, step: Step) -> StepResult:
@@ -86,10 +181,14 @@ class MemoryAgent:
         labelled = self.labeller.label(self, item, vector, self.now)
         i = self.store.add(step.text, STORED_KIND[step.kind], created=self.now, provenance=(step.id,),
                            vector=vector, meta={"speaker": SPEAKER[step.kind]})
-        self.attention.label(self.store, np.array([i]), np.array([labelled.score]), self.now)
-        self._emit("created", id=i, kind=self.store.kind_of(i), step=step.id)
+        ids = np.array([i])
+        self.attention.label(self.store, ids, np.array([labelled.score]), self.now)
+        tier = int(self._targets(ids, full=False)[0])
+        self.store.tier[i] = tier
+        self.index.add(tier, ids, vector[None, :])
+        self._emit("created", id=i, kind=self.store.kind_of(i), step=step.id, tier=tier)
         self._emit("scored", id=i, score=labelled.score, associated=[int(j) for j in labelled.associated],
-                   scored=labelled.cost.scored)
+                   scored=labelled.cost.scored, tiers_searched=labelled.cost.tiers_searched)
         if self.labeller.boost:
             self.recall(labelled.associated, why="association")
         return StepResult(step, memory_id=i, score=labelled.score, cost=labelled.cost)

@@ -13,8 +13,7 @@ from .embed import Embedder
 from .llm.base import Association, Item
 from .mechanisms.decay import Decay, check_decay
 from .memory.attention import DualAttention
-from .memory.store import MemoryStore
-from .scenario.model import Hints
+from .scenario.model import Expect, Hints, Step
 
 
 def check_embedder(e: Embedder) -> None:
@@ -32,47 +31,76 @@ def check_llm(llm) -> None:
     assert llm.meter.calls == before + 1 and llm.meter.tokens > 0, "every call must be metered"
 
 
-def _tiny_memory(embedder, llm):
+def _tiny_agent(labeller=None, **parts):
     from .agent import MemoryAgent
+    from .embed.hashing import Hashing
+    from .llm.mock import MockLLM
+    from .mechanisms.arousal import NoArousal
     from .mechanisms.decay import Exponential, PowerLaw
-    from .memory.retrieval import FlatScan
+    from .mechanisms.depth import Full
+    from .mechanisms.tiers import Flat
+    from .memory.retrieval import TieredSearch
     from .processes.labelling import CommonSense
 
-    return MemoryAgent(embedder, llm, DualAttention(PowerLaw(), Exponential()), CommonSense(), FlatScan())
+    kw = dict(tiers=Flat(), depth=Full(), arousal=NoArousal()) | parts
+    return MemoryAgent(Hashing(dim=64), MockLLM(), DualAttention(PowerLaw(), Exponential()),
+                       labeller or CommonSense(), TieredSearch(), **kw)
+
+
+def _run_tiny(agent) -> None:
+    texts = ["I love cooking risotto", "The train was late", "Cooking pasta tonight", "risotto cooking tips"]
+    for i, t in enumerate(texts):
+        agent.step(Step(i, f"s{i}", 3600.0 * i, "say", t, hints=Hints(salience=2.0 + 2 * i)))
+    agent.step(Step(4, "s4", 4 * 3600.0, "probe", "cooking risotto", motivation=1.0, expect=Expect(k=2)))
+    agent.rebalance()
 
 
 def check_labeller(labeller) -> None:
-    from .embed.hashing import Hashing
-    from .llm.mock import MockLLM
-
-    agent = _tiny_memory(Hashing(dim=64), MockLLM())
+    agent = _tiny_agent()
     vec = agent.embedder.embed(["milk"])[0]
-    agent.store.add("The user is allergic to milk", "turn", created=0.0, provenance=("s0",), vector=vec)
-    out = labeller.label(agent, Item("milk", "perceive", "s1"), vec, 0.0)
+    agent.step(Step(0, "s0", 0.0, "say", "The user is allergic to milk"))
+    out = labeller.label(agent, Item("milk", "perceive", "s1"), vec, 60.0)
     assert 0.0 <= out.score <= 10.0, "a labelled score must lie in 0..10"
     assert all(0 <= i < agent.store.size for i in out.associated), "associations must be stored memories"
     assert out.cost.scored >= 0
 
 
-def check_retriever(retriever) -> None:
-    from .embed.hashing import Hashing
-    from .mechanisms.decay import Exponential, PowerLaw
+def check_tiers(policy) -> None:
+    n = policy.n_tiers
+    att = np.array([9.0, 5.0, 2.0, 0.1, 0.0])
+    for full in (True, False):
+        t = policy.assign(att, np.full(5, n - 1), np.array([5, 2, 1, 0, 0]), np.ones(5, int),
+                          np.array([0.0, 1.0, 10.0, 100.0, 1000.0]), full=full)
+        assert t.shape == (5,) and np.all((t >= 0) & (t < n)), "tiers must lie in 0..n_tiers-1"
+    agent = _tiny_agent(tiers=policy)
+    _run_tiny(agent)
+    ids = agent.store.live_ids()
+    assert sorted(np.concatenate([agent.index.tiers[k].members() for k in range(n)]).tolist()) == ids.tolist(), \
+        "every live memory must sit in exactly one tier index"
+    for k in range(n):
+        assert np.all(agent.store.tier[agent.index.tiers[k].members()] == k), "index and tier column must agree"
 
-    e = Hashing(dim=64)
-    store, att = MemoryStore(dim=64), DualAttention(PowerLaw(), Exponential())
-    texts = ["milk allergy", "train late", "bookshop novel", "milk on the table"]
-    for i, (t, v) in enumerate(zip(texts, e.embed(texts))):
-        store.add(t, "turn", created=0.0, provenance=(f"s{i}",), vector=v)
-    att.label(store, np.arange(4), np.array([8.0, 2.0, 2.0, 1.0]), 0.0)
-    found = retriever.search(store, att, e.embed(["milk"])[0], 2, 1.0, 3600.0)
-    assert len(found.ids) <= 2 and len(set(found.ids.tolist())) == len(found.ids), "top k, no repeats"
-    assert np.all(np.diff(found.scores) <= 1e-12), "results must be ranked best first"
-    assert found.cost.scored >= len(found.ids), "a returned memory must have been scored"
+
+def check_depth(policy) -> None:
+    for n in (1, 3, 5):
+        limits = [policy.limit(m, n) for m in np.linspace(0, 1, 11)]
+        assert all(1 <= d <= n for d in limits), "depth must lie in 1..n_tiers"
+        assert limits == sorted(limits), "more motivation must never search fewer tiers"
+
+
+def check_arousal(arousal) -> None:
+    sims = np.array([0.9, 0.6, 0.3, 0.1, -0.2])
+    a = np.asarray(arousal.amounts(sims), dtype=float)
+    assert a.shape == sims.shape and np.all(a >= 0), "arousal only adds attention"
+    assert np.all(np.diff(a) <= 1e-12), "a closer neighbour never gains less"
+    agent = _tiny_agent(arousal=arousal)
+    _run_tiny(agent)
+    assert np.all(agent.attention.total(agent.store, agent.store.live_ids(), agent.now) >= 0)
 
 
 CHECKERS = {
     "long_decay": check_decay, "short_decay": check_decay, "embedder": check_embedder, "llm": check_llm,
-    "attention": check_labeller, "retrieval": check_retriever,
+    "attention": check_labeller, "tiers": check_tiers, "depth": check_depth, "arousal": check_arousal,
 }
 
 

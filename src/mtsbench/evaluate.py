@@ -15,9 +15,10 @@ from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Rang
                              StepAttentionCheck, TierCheck)
 
 COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
-           "hit", "ranks", "scored", "tiers_searched", "index_queries", "llm_calls", "tokens",
-           "latency_ms"]
-INT_COLUMNS = ["index", "k", "scored", "tiers_searched", "index_queries", "llm_calls", "tokens"]
+           "hit", "ranks", "scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls",
+           "tokens", "latency_ms"]
+INT_COLUMNS = ["index", "k", "scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls",
+               "tokens"]
 WALL_CLOCK_COLUMNS = ["latency_ms"]
 
 
@@ -59,7 +60,8 @@ class RowMaker:
                 "check": check, "passed": passed, "value": value, "expected": expected,
                 "k": None, "recall": None, "hit": None, "ranks": None,
                 "scored": result.cost.scored, "tiers_searched": result.cost.tiers_searched,
-                "index_queries": result.cost.index_queries, "llm_calls": result.llm_calls,
+                "index_queries": result.cost.index_queries, "arousal_scored": result.arousal.scored,
+                "llm_calls": result.llm_calls,
                 "tokens": result.tokens, "latency_ms": round(result.latency_ms, 3)}
         base.update(extra)
         return base

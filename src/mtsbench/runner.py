@@ -39,7 +39,9 @@ def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
                             short_decay=instantiate(cfg.short_decay))
     return MemoryAgent(embedder=instantiate(cfg.embedder), llm=instantiate(cfg.llm), attention=attention,
                        labeller=instantiate(cfg.attention), retriever=instantiate(cfg.retrieval),
-                       language=scenario.language)
+                       tiers=instantiate(cfg.tiers), depth=instantiate(cfg.depth), arousal=instantiate(cfg.arousal),
+                       index=OmegaConf.to_container(cfg.index, resolve=True),
+                       rebalance_every=cfg.agent.rebalance_every, language=scenario.language)
 
 
 def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:

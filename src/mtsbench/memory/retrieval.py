@@ -1,24 +1,26 @@
-"""Retrieval: score = relevance_weight * cosine + attention_weight * attention / 10, top k.
+"""Retrieval through the tiers: score = relevance_weight * cosine + attention_weight * attention / 10.
 
-A retriever returns the ranked ids with their parts and an exact ``SearchCost``: how
-many memories it scored, how many tiers it searched and how many index queries it made.
-``FlatScan`` is the exact baseline: one tier, every live memory scored.
+``TieredSearch.search`` walks the tiers from the top, as deep as the depth policy allows
+for the task's solving motivation, scoring each tier's candidates (all members of an
+exact tier; the ``candidates`` nearest of an HNSW tier) and returns the global top k with
+an exact ``SearchCost``: memories scored, tiers searched, index queries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
+from ..mechanisms.depth import DepthPolicy
 from .attention import DualAttention
+from .index import TierIndexes
 from .store import MemoryStore
 
 
 @dataclass
 class SearchCost:
-    """What one search cost; ``+=`` adds another search's cost."""
+    """What searching cost; ``+=`` adds another search's cost (tiers: the deepest)."""
 
     scored: int = 0
     tiers_searched: int = 0
@@ -51,33 +53,43 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, len(scores))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.argsort(-scores, kind="stable")
-    return order[:k]
+    return np.argsort(-scores, kind="stable")[:k]
 
 
-class Retriever(Protocol):
-    """Finds the k best memories for a query vector at a given solving motivation."""
+class TieredSearch:
+    """Search tier by tier down to the depth the motivation affords."""
 
-    def search(self, store: MemoryStore, attention: DualAttention, query: np.ndarray,
-               k: int, motivation: float, now: float) -> Retrieval: ...
-
-
-class FlatScan:
-    """Exact scan of every live memory (one tier; ``motivation`` is ignored)."""
-
-    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.3):
+    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.3, candidates: int = 50):
         self.relevance_weight = relevance_weight
         self.attention_weight = attention_weight
+        self.candidates = candidates
 
     def combine(self, relevance: np.ndarray, attention: np.ndarray) -> np.ndarray:
         """relevance_weight * relevance + attention_weight * attention / 10."""
         return self.relevance_weight * relevance + self.attention_weight * attention / 10.0
 
-    def search(self, store, attention, query, k, motivation, now):
-        ids = store.live_ids()
-        relevance = store.vectors[ids] @ query.astype(np.float32)
-        att = attention.total(store, ids, now)
-        scores = self.combine(relevance.astype(float), att)
+    def search(self, store: MemoryStore, attention: DualAttention, index: TierIndexes, depth: DepthPolicy,
+               query: np.ndarray, k: int, motivation: float, now: float) -> Retrieval:
+        q = query.astype(np.float32)
+        limit = depth.limit(motivation, index.n_tiers)
+        cost = SearchCost()
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        best, found = -np.inf, 0
+        for tier in range(limit):
+            ids, rel, scored = index.query(tier, q, max(self.candidates, k))
+            cost.scored += scored
+            cost.tiers_searched = tier + 1
+            cost.index_queries += 1
+            if len(ids):
+                att = attention.total(store, ids, now)
+                scores = self.combine(rel, att)
+                parts.append((ids, scores, rel, att))
+                best, found = max(best, float(scores.max())), found + len(ids)
+            if tier + 1 < limit and not depth.go_deeper(tier + 1, best, found, k):
+                break
+        if not parts:
+            empty = np.zeros(0)
+            return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
+        ids, scores, rel, att = (np.concatenate(x) for x in zip(*parts))
         top = rank(scores, k)
-        return Retrieval(ids[top], scores[top], relevance[top].astype(float), att[top],
-                         SearchCost(scored=len(ids), tiers_searched=1 if len(ids) else 0, index_queries=1))
+        return Retrieval(ids[top], scores[top], rel[top], att[top], cost)

@@ -54,6 +54,7 @@ class MemoryStore:
         self.kind = np.zeros(self._cap, dtype=np.int8)
         self.tier = np.zeros(self._cap, dtype=np.int8)
         self.recalls = np.zeros(self._cap, dtype=np.int32)
+        self.parts = np.zeros(self._cap, dtype=np.int32)
         self.alive = np.zeros(self._cap, dtype=bool)
         for name in _FLOAT_COLUMNS:
             setattr(self, name, np.zeros(self._cap, dtype=np.float64))
@@ -67,7 +68,7 @@ class MemoryStore:
 
     def _grow(self) -> None:
         self._cap *= 2
-        for name in ("vectors", "kind", "tier", "recalls", "alive", *_FLOAT_COLUMNS):
+        for name in ("vectors", "kind", "tier", "recalls", "parts", "alive", *_FLOAT_COLUMNS):
             old = getattr(self, name)
             new = np.zeros((self._cap, *old.shape[1:]), dtype=old.dtype)
             new[: self.size] = old[: self.size]
@@ -86,6 +87,7 @@ class MemoryStore:
         self.belief[i] = belief
         self.long_t[i] = self.short_t[i] = created
         self.alive[i] = True
+        self.parts[i] = len(provenance)
         self.text.append(text)
         self.provenance.append(tuple(provenance))
         self.key.append(key)
