@@ -55,16 +55,16 @@ class Knn:
 class Radius:
     """Every neighbour with similarity >= r gains, falling with distance, fan-normalised.
 
-    amount_j = gain * (sim_j - r) / (1 - r) * max(0, S - ln(fan)) / S, for sim_j >= r,
+    amount_j = gain * sim_j * max(0, S - ln(fan)) / S, for sim_j >= r (0 below r),
     where fan is the number of neighbours within r (ACT-R's S - ln(fan): a hub spreads
     thinly, so a memory linked to everything does not flood the store). At most
     ``max_neighbors`` candidates are considered per source.
 
     >>> Radius(r=0.5, gain=2.0, strength=2.0).amounts(np.array([1.0, 0.75, 0.4])).round(4).tolist()
-    [1.3069, 0.6534, 0.0]
+    [1.3069, 0.9802, 0.0]
     """
 
-    def __init__(self, r: float = 0.25, gain: float = 3.0, strength: float = 3.0, max_neighbors: int = 50):
+    def __init__(self, r: float = 0.15, gain: float = 6.0, strength: float = 5.0, max_neighbors: int = 50):
         self.r = r
         self.gain = gain
         self.strength = strength
@@ -81,4 +81,4 @@ class Radius:
         if fan == 0:
             return np.zeros_like(sims)
         spread = max(0.0, self.strength - np.log(fan)) / self.strength
-        return np.where(within, self.gain * (sims - self.r) / (1.0 - self.r) * spread, 0.0)
+        return np.where(within, self.gain * sims * spread, 0.0)

@@ -3,7 +3,8 @@
 Attention = long-term part + short-term part (DESIGN §1.2). A labelled score ``a``
 (0-10) enters as ``long = share * a`` and ``short = (1 - share) * a``. A recall adds
 ``long_gain`` to the long part and ``short_gain`` (larger) to the short part; arousal adds
-to the short part only. Each part is clipped to ``[0, cap]`` so repeated recalls saturate.
+to the short part only. ``boost`` clips to ``[0, cap]``; the caller chooses the cap of each
+part (``DualAttention`` keeps long + short <= cap).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def split_score(score: np.ndarray, long_share: float) -> tuple[np.ndarray, np.nd
     return long_share * score, (1.0 - long_share) * score
 
 
-def boost(current: np.ndarray, gain: np.ndarray | float, cap: float) -> np.ndarray:
+def boost(current: np.ndarray, gain: np.ndarray | float, cap: np.ndarray | float) -> np.ndarray:
     """min(current + gain, cap), never below zero.
 
     >>> boost(np.array([1.0, 9.5]), 1.0, 10.0).tolist()

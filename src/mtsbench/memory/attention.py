@@ -19,6 +19,9 @@ HOUR = 3600.0
 class DualAttention:
     """Long-term + short-term attention with separate decay curves and recall gains.
 
+    Boosts saturate: the long part is clipped to ``cap`` and the short part to
+    ``cap - long``, so a memory's total never exceeds ``cap`` through recalls or arousal.
+
     >>> from mtsbench.mechanisms.decay import Exponential, NoDecay
     >>> s = MemoryStore(dim=2)
     >>> i = s.add("x", "turn", created=0.0, provenance=("s0",), vector=np.zeros(2))
@@ -59,8 +62,8 @@ class DualAttention:
         """A recall is a use: long gains ``long_gain``, short gains ``short_gain``."""
         ids = np.unique(ids)
         long, short = self.parts(store, ids, now)
-        store.long_v[ids] = boost(long, self.long_gain, self.cap)
-        store.short_v[ids] = boost(short, self.short_gain, self.cap)
+        store.long_v[ids] = long = boost(long, self.long_gain, self.cap)
+        store.short_v[ids] = boost(short, self.short_gain, self.cap - long)
         store.long_t[ids] = store.short_t[ids] = now
         store.long_s[ids] = self.long_decay.strengthen(store.long_s[ids])
         store.short_s[ids] = self.short_decay.strengthen(store.short_s[ids])
@@ -72,6 +75,6 @@ class DualAttention:
         summed = np.zeros(len(ids))
         np.add.at(summed, where, amounts)
         amounts = summed
-        _, short = self.parts(store, ids, now)
-        store.short_v[ids] = boost(short, amounts, self.cap)
+        long, short = self.parts(store, ids, now)
+        store.short_v[ids] = boost(short, amounts, np.maximum(self.cap - long, 0.0))
         store.short_t[ids] = now
