@@ -1,8 +1,29 @@
-"""Typed LLM tasks and the meter that counts every call.
+"""Typed LLM tasks, their result types, and the meter that counts every call.
 
-A backend implements each task method; the agent never sends free-form prompts. Every
-call is recorded in ``LLM.meter`` (calls, prompt and completion tokens, latency, failures)
-so that cost is reported for the mock exactly as for a real server.
+A backend implements each task method; the agent never sends free-form prompts. The
+tasks (DESIGN §1, §2):
+
+- ``rate_attention(item, associated) -> float``: attention 0..10 of a perceived item in
+  the light of its associated memories.
+- ``summarize(turns) -> Summary``: a summary of dialogue turns, the facts about the user
+  they state and the major events they tag.
+- ``merge_event(event_text, new_text, language) -> str``: an event's summary with a new
+  development merged in, keeping the storyline.
+- ``judge_relation(new, old, language) -> Relation``: same / contradicts / unrelated,
+  with a strength 0..1.
+- ``reassess_belief(fact, evidence, language) -> float``: belief 0..1 in a fact.
+- ``infer(info, context) -> tuple[Impression, ...]``: impressions drawn from new info.
+
+Failure contract (real backends): an answer that stays malformed or out of range after
+one repair retry, or a transport error after the client's retries, fails the call.
+With ``on_failure: raise`` the method raises ``LLMError`` (its str is one line naming the
+task and the reason); with ``on_failure: skip`` it returns None — never an invented value
+— and the failure is counted in the meter. The mock never fails.
+
+Every call is recorded in ``LLM.meter``: per task the calls, prompt and completion tokens,
+retries (requests re-sent within a call: transport retries, response-format fallbacks,
+repair retries) and failures, so cost is reported for the mock exactly as for a server.
+Durations (``EventTag.valid``, ``Impression.ttl``) are seconds, as in scenario hints.
 """
 
 from __future__ import annotations
@@ -10,11 +31,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, Union, runtime_checkable
 
 from ..scenario.model import Hints
 
 _CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
+
+FactValue = Union[str, int, float, bool]
+RELATION_LABELS = ("same", "contradicts", "unrelated")
+ON_FAILURE = ("raise", "skip")
 
 
 def estimate_tokens(text: str) -> int:
@@ -25,6 +50,15 @@ def estimate_tokens(text: str) -> int:
     """
     cjk = len(_CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+class LLMError(Exception):
+    """A failed LLM call (or an unusable backend configuration); its str is one line."""
+
+    def __init__(self, task: str, reason: str):
+        self.task = task
+        self.reason = " ".join(str(reason).split())
+        super().__init__(f"LLM task {task} failed: {self.reason}")
 
 
 @dataclass(frozen=True)
@@ -47,9 +81,67 @@ class Association:
     relevance: float
 
 
+@dataclass(frozen=True)
+class Fact:
+    """A fact about the user: ``key`` names what it is about (``user.allergy.milk``), ``value``
+    what holds; same key and equal value = the same fact, same key and another value = a
+    contradiction. ``belief`` 0..1."""
+
+    key: str
+    value: FactValue
+    text: str
+    belief: float = 0.7
+
+
+@dataclass(frozen=True)
+class EventTag:
+    """A major-event tag; ``valid`` is the category's time validity in seconds (None: unstated)."""
+
+    category: str
+    text: str
+    valid: float | None = None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A summary of dialogue turns with the facts and event tags extracted from them."""
+
+    text: str
+    facts: tuple[Fact, ...] = ()
+    events: tuple[EventTag, ...] = ()
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How a new fact bears on an old one: ``label`` in RELATION_LABELS, ``strength`` 0..1."""
+
+    label: str
+    strength: float
+
+
+@dataclass(frozen=True)
+class Impression:
+    """An inferred statement with a belief 0..1 and a time validity ``ttl`` in seconds."""
+
+    key: str
+    text: str
+    belief: float
+    ttl: float
+
+
+def _task_totals() -> dict:
+    return {"calls": 0, "tokens": 0, "prompt_tokens": 0, "completion_tokens": 0, "retries": 0, "failures": 0}
+
+
 @dataclass
 class Meter:
-    """Running totals of LLM use, overall and per task."""
+    """Running totals of LLM use, overall and per task (``by_task[task]`` has the keys of
+    ``totals()``: calls, tokens, prompt_tokens, completion_tokens, retries, failures).
+
+    >>> m = Meter(); m.record("infer", 10, 2, retries=1, failed=True); m.record("infer", 5, 1)
+    >>> m.snapshot(), m.by_task["infer"]["failures"], m.totals()["retries"]
+    ((2, 18), 1, 1)
+    """
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -60,14 +152,17 @@ class Meter:
 
     def record(self, task: str, prompt_tokens: int, completion_tokens: int,
                retries: int = 0, failed: bool = False) -> None:
+        """Count one task call: its tokens over all its requests, re-sent requests, failure."""
         self.calls += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
         self.retries += retries
         self.failures += int(failed)
-        t = self.by_task.setdefault(task, {"calls": 0, "tokens": 0, "retries": 0, "failures": 0})
+        t = self.by_task.setdefault(task, _task_totals())
         t["calls"] += 1
         t["tokens"] += prompt_tokens + completion_tokens
+        t["prompt_tokens"] += prompt_tokens
+        t["completion_tokens"] += completion_tokens
         t["retries"] += retries
         t["failures"] += int(failed)
 
@@ -79,13 +174,42 @@ class Meter:
         """(calls, tokens) so far, for per-step deltas."""
         return self.calls, self.tokens
 
+    def totals(self) -> dict:
+        """Overall calls, tokens, prompt_tokens, completion_tokens, retries and failures."""
+        return {"calls": self.calls, "tokens": self.tokens, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "retries": self.retries,
+                "failures": self.failures}
+
 
 @runtime_checkable
 class LLM(Protocol):
-    """What the memory agent asks of a language model."""
+    """What the memory agent asks of a language model (see the module docstring).
+
+    Every method returns None only when the call failed under ``on_failure: skip``.
+    """
 
     meter: Meter
 
-    def rate_attention(self, item: Item, associated: Sequence[Association]) -> float:
+    def rate_attention(self, item: Item, associated: Sequence[Association]) -> float | None:
         """Attention score 0-10 of ``item`` in the light of the ``associated`` memories."""
+        ...
+
+    def summarize(self, turns: Sequence[Item]) -> Summary | None:
+        """Summary, facts and event tags of ``turns`` (in the first turn's language)."""
+        ...
+
+    def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str | None:
+        """The event's summary with ``new_text`` merged in, keeping its storyline."""
+        ...
+
+    def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation | None:
+        """Whether ``new`` is the same fact as ``old``, contradicts it, or is unrelated."""
+        ...
+
+    def reassess_belief(self, fact: Fact, evidence: Sequence[str], language: str = "en") -> float | None:
+        """Belief 0..1 in ``fact`` given the ``evidence`` texts."""
+        ...
+
+    def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...] | None:
+        """Impressions drawn from ``info`` (in the light of ``context``), possibly none."""
         ...

@@ -61,7 +61,7 @@ class Radius:
     ``max_neighbors`` candidates are considered per source.
 
     >>> Radius(r=0.5, gain=2.0, strength=2.0).amounts(np.array([1.0, 0.75, 0.4])).round(4).tolist()
-    [1.3069, 0.9802, 0.0]
+    [1.3069, 0.9801, 0.0]
     """
 
     def __init__(self, r: float = 0.15, gain: float = 6.0, strength: float = 5.0, max_neighbors: int = 50):

@@ -1,4 +1,4 @@
-"""Finding scenario files: bundled names, paths and folders."""
+"""Finding scenario files: bundled names, files and folders; one-row descriptions."""
 
 from __future__ import annotations
 
@@ -8,50 +8,67 @@ from pathlib import Path
 from .loader import ScenarioError
 from .model import Scenario
 
+SUFFIXES = (".yaml", ".yml")
+
 
 def bundled_dir() -> Path:
-    """The package's own ``scenarios/`` folder."""
+    """The package's own ``scenarios/`` folder (found after a plain pip install)."""
     return Path(__file__).resolve().parent.parent / "scenarios"
 
 
+def scenario_files(folder: Path) -> list[Path]:
+    """The folder's ``*.yaml`` and ``*.yml`` files, sorted by name."""
+    return sorted((p for p in folder.iterdir() if p.suffix in SUFFIXES and p.is_file()), key=lambda p: p.name)
+
+
 def bundled_names() -> list[str]:
-    return sorted(p.stem for p in bundled_dir().glob("*.yaml"))
-
-
-def _folder(d: Path) -> list[Path]:
-    return sorted([*d.glob("*.yaml"), *d.glob("*.yml")])
+    """Names of the bundled scenarios (file stems), sorted."""
+    return [p.stem for p in scenario_files(bundled_dir())]
 
 
 def resolve(items: list[str]) -> list[Path]:
-    """Scenario files for names or paths: a file; a folder's *.yaml; a bundled name.
+    """Scenario files for ``items``, in order; an empty list means every bundled scenario.
 
-    An empty list means every bundled scenario. An unknown name is a ScenarioError.
+    Each item is an existing file; a folder (its ``*.yaml``/``*.yml``, sorted); or the name
+    of a bundled scenario. Anything else is a one-line ScenarioError with a did-you-mean.
 
     >>> [p.name for p in resolve(["milk_allergy"])]
     ['milk_allergy.yaml']
+    >>> resolve(["milk_alergy"])
+    Traceback (most recent call last):
+    mtsbench.scenario.loader.ScenarioError: milk_alergy: no such file, folder or bundled scenario; did you mean 'milk_allergy'?
     """
     if not items:
-        return _folder(bundled_dir())
+        return scenario_files(bundled_dir())
     out: list[Path] = []
-    for item in items:
-        p = Path(str(item))
+    for item in map(str, items):
+        p = Path(item)
         if p.is_dir():
-            found = _folder(p)
+            found = scenario_files(p)
             if not found:
-                raise ScenarioError(f"{p}: no scenario files (*.yaml) in this folder")
+                raise ScenarioError(f"{item}: no scenario files (*.yaml, *.yml) in this folder")
             out += found
         elif p.is_file():
             out.append(p)
-        elif (bundled_dir() / f"{item}.yaml").is_file():
+        elif p.suffix not in SUFFIXES and p.name == item and (bundled_dir() / f"{item}.yaml").is_file():
             out.append(bundled_dir() / f"{item}.yaml")
         else:
-            hint = difflib.get_close_matches(str(item), bundled_names(), n=1)
-            tip = f"; did you mean '{hint[0]}'?" if hint else ""
-            raise ScenarioError(f"{item}: no such file, folder or bundled scenario{tip}")
+            raise ScenarioError(_unknown(item, p))
     return out
 
 
+def _unknown(item: str, p: Path) -> str:
+    if p.name == item and p.suffix not in SUFFIXES:
+        close = difflib.get_close_matches(item, bundled_names(), n=1)
+        tip = f"; did you mean '{close[0]}'?" if close else f" (bundled: {', '.join(bundled_names())})"
+        return f"{item}: no such file, folder or bundled scenario{tip}"
+    siblings = [q.name for q in scenario_files(p.parent)] if p.parent.is_dir() else []
+    close = difflib.get_close_matches(p.name, siblings, n=1)
+    tip = f"; did you mean '{p.parent / close[0]}'?" if close else ""
+    return f"{item}: no such file or folder{tip}"
+
+
 def describe(s: Scenario) -> dict:
-    """The row ``mtsbench scenarios`` prints for a scenario."""
-    return {"id": s.id, "title": s.title, "language": s.language, "tags": ",".join(s.tags),
+    """The row ``mtsbench scenarios`` shows: id, title, language, tags, steps (count), days."""
+    return {"id": s.id, "title": s.title, "language": s.language, "tags": list(s.tags),
             "steps": len(s.steps), "days": s.days_spanned}

@@ -7,16 +7,20 @@ are seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Union
 
 STEP_KINDS = ("say", "reply", "perceive", "probe", "idle", "check")
 TEXT_KINDS = ("say", "reply", "perceive", "probe")
+OBSERVED_KINDS = ("say", "reply", "perceive")
+CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count")
 
 
 @dataclass(frozen=True)
 class FactHint:
+    """A fact the LLM would extract; same key and value as a stored fact = the same fact."""
+
     key: str
     text: str
     value: Union[str, int, float, bool]
@@ -25,6 +29,8 @@ class FactHint:
 
 @dataclass(frozen=True)
 class EventHint:
+    """A major-event tag; ``valid`` is the category's time validity in seconds."""
+
     category: str
     text: str | None = None
     valid: float | None = None
@@ -32,6 +38,8 @@ class EventHint:
 
 @dataclass(frozen=True)
 class InferHint:
+    """An impression the inferrer would draw; ``ttl`` in seconds."""
+
     key: str
     text: str
     belief: float
@@ -50,6 +58,8 @@ class Hints:
 
 @dataclass(frozen=True)
 class Range:
+    """A closed interval; an open side (None) is unbounded."""
+
     min: float | None = None
     max: float | None = None
 
@@ -64,12 +74,16 @@ class Range:
 
 @dataclass(frozen=True)
 class EventExpect:
+    """The step's event must merge into the event of step ``same_as``, or be ``new``."""
+
     same_as: str | None = None
     new: bool = False
 
 
 @dataclass(frozen=True)
 class BeliefCheck:
+    """The belief of fact ``key`` (of the one with ``value``, if given) lies in [min, max]."""
+
     key: str
     value: object | None = None
     min: float | None = None
@@ -91,6 +105,8 @@ class StepAttentionCheck:
 
 @dataclass(frozen=True)
 class TierCheck:
+    """The memory of step ``step`` sits in tier ``max`` or above (0 = top tier)."""
+
     step: str
     max: int
 
@@ -106,6 +122,8 @@ Check = Union[BeliefCheck, ConjectureCheck, StepAttentionCheck, TierCheck, Event
 
 @dataclass(frozen=True)
 class Expect:
+    """Expectations: ``attention``/``event`` on say, reply, perceive; ``recall``/``absent``/``k`` on probe."""
+
     attention: Range | None = None
     event: EventExpect | None = None
     recall: tuple[str, ...] = ()
@@ -115,6 +133,12 @@ class Expect:
 
 @dataclass(frozen=True)
 class Step:
+    """One timeline step. ``kind`` is one of STEP_KINDS; the fields of other kinds keep their defaults.
+
+    ``text`` is set for say/reply/perceive/probe, ``motivation`` (0..1) matters for probe,
+    ``duration`` (seconds) for idle, ``checks`` (in file order) for check.
+    """
+
     index: int
     id: str
     at: float
@@ -126,9 +150,21 @@ class Step:
     expect: Expect = Expect()
     checks: tuple[Check, ...] = ()
 
+    @property
+    def end(self) -> float:
+        """When the step is over: ``at + duration`` (only an idle lasts)."""
+        return self.at + self.duration
+
+    @property
+    def label(self) -> str:
+        """``step INDEX (ID)``, as messages name it."""
+        return f"step {self.index} ({self.id})"
+
 
 @dataclass(frozen=True)
 class Scenario:
+    """A loaded scenario; ``start`` is naive, step times are seconds since it."""
+
     id: str
     title: str
     language: str
@@ -139,13 +175,25 @@ class Scenario:
 
     @property
     def days_spanned(self) -> int:
-        """Calendar days touched, from the start's date to the last step's date, inclusive."""
+        """Calendar days covered, inclusive: from the start's date to the date the last step
+        ends (an idle counts up to its end); 0 without steps.
+
+        >>> s = Scenario("x", "t", "en", datetime(2026, 3, 2, 9), (), (Step(0, "s0", 4 * 86400.0, "say", "hi"),))
+        >>> s.days_spanned
+        5
+        """
         if not self.steps:
             return 0
-        end = max(s.at + s.duration for s in self.steps)
-        from datetime import timedelta
+        end = self.start + timedelta(seconds=max(s.end for s in self.steps))
+        return (end.date() - self.start.date()).days + 1
 
-        return ((self.start + timedelta(seconds=end)).date() - self.start.date()).days + 1
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.steps)
 
     def step_by_id(self, step_id: str) -> Step:
-        return next(s for s in self.steps if s.id == step_id)
+        """The step with this id; KeyError if there is none."""
+        for s in self.steps:
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)

@@ -1,9 +1,16 @@
 """Simulated times and durations in scenario files.
 
-Times are seconds since the scenario's ``start``. A step's ``at`` is ``"dN HH:MM"``
-(day N counted from the start's date, at clock time HH:MM) or an ISO datetime. Durations
-are a number and a unit: ``s``, ``m`` (minutes), ``h``, ``d``, ``w``, ``mo`` (30 days),
-``y`` (365 days), e.g. ``30m``, ``1.5h``, ``6mo``.
+All times are seconds (float) since the scenario's ``start``; the clock is naive
+(no time zones, no daylight saving).
+
+- A step's ``at`` is ``"dN HH:MM"`` -- day N (N >= 0) counted from the start's *date*,
+  at clock time HH:MM -- or an ISO datetime (a string, or the ``datetime``/``date``
+  PyYAML makes of an unquoted timestamp; a date means midnight, a UTC offset is dropped).
+- A duration is a number (decimals allowed) and a unit: ``s`` seconds, ``m`` minutes,
+  ``h`` hours, ``d`` days, ``w`` weeks (7 d), ``mo`` months (30 d), ``y`` years (365 d):
+  ``90s``, ``30m``, ``1.5h``, ``3d``, ``2w``, ``6mo``, ``1y``.
+
+Every parse error is a ``ValueError`` whose text says what was expected.
 """
 
 from __future__ import annotations
@@ -11,57 +18,90 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "mo": 30 * 86400, "y": 365 * 86400}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(mo|s|m|h|d|w|y)\s*$")
-_DAY_TIME = re.compile(r"^d(\d+) ([01]?\d|2[0-3]):([0-5]\d)$")
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+UNITS = {"s": 1.0, "m": MINUTE, "h": HOUR, "d": DAY, "w": 7 * DAY, "mo": 30 * DAY, "y": 365 * DAY}
+DURATION_FORMS = "a number and a unit s, m, h, d, w, mo or y (e.g. 90s, 30m, 1.5h, 3d, 2w, 6mo, 1y)"
+AT_FORMS = "'dN HH:MM' (e.g. d3 08:00) or an ISO datetime (e.g. 2026-03-05T08:00:00)"
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(mo|s|m|h|d|w|y)")
+_DAY_TIME = re.compile(r"d(\d+)\s+(\d{1,2}):(\d{2})")
 
 
 def parse_duration(text) -> float:
-    """Seconds in a duration such as ``30m``, ``8h``, ``3d``, ``2w``, ``6mo``, ``1y``.
+    """Seconds in a duration string such as ``30m``, ``8h``, ``3d``, ``2w``, ``6mo``, ``1y``.
 
-    >>> parse_duration("30m"), parse_duration("1.5h"), parse_duration("6mo")
-    (1800.0, 5400.0, 15552000.0)
+    >>> parse_duration("90s"), parse_duration("30m"), parse_duration("1.5h"), parse_duration("6mo")
+    (90.0, 1800.0, 5400.0, 15552000.0)
+    >>> parse_duration("8 hours")
+    Traceback (most recent call last):
+    ValueError: expected a duration: a number and a unit s, m, h, d, w, mo or y (e.g. 90s, 30m, 1.5h, 3d, 2w, 6mo, 1y), got '8 hours'
     """
-    m = _DURATION.match(str(text)) if isinstance(text, str) else None
+    m = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
     if not m:
-        raise ValueError(f"expected a duration like 30m, 8h, 3d, 2w, 6mo or 1y, got {text!r}")
+        raise ValueError(f"expected a duration: {DURATION_FORMS}, got {text!r}")
     return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def parse_at(value, start: datetime) -> float:
-    """Seconds since ``start`` of ``"dN HH:MM"`` or an ISO datetime (string or datetime).
+def parse_at(value, start: datetime, *, allow_before: bool = False) -> float:
+    """Seconds since ``start`` of ``"dN HH:MM"`` or an ISO datetime (string, datetime or date).
+
+    A moment before ``start`` is a ValueError unless ``allow_before`` (then it is negative).
 
     >>> s = datetime(2026, 3, 2, 9, 0)
     >>> parse_at("d0 09:01", s), parse_at("d1 08:00", s), parse_at("2026-03-02T10:00:00", s)
     (60.0, 82800.0, 3600.0)
+    >>> parse_at(datetime(2026, 3, 3, 9, 0), s), parse_at("d0 08:00", s, allow_before=True)
+    (86400.0, -3600.0)
+    >>> parse_at("d0 08:00", s)
+    Traceback (most recent call last):
+    ValueError: d0 08:00 is before the scenario start (d0 09:00)
     """
-    if isinstance(value, str):
-        m = _DAY_TIME.match(value.strip())
-        if m:
-            day = datetime.combine(start.date(), datetime.min.time()) + timedelta(days=int(m.group(1)))
-            moment = day.replace(hour=int(m.group(2)), minute=int(m.group(3)))
-        else:
-            try:
-                moment = datetime.fromisoformat(value.strip())
-            except ValueError:
-                raise ValueError(f"expected 'dN HH:MM' or an ISO datetime, got {value!r}") from None
-    elif isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, date):
-        moment = datetime.combine(value, datetime.min.time())
-    else:
-        raise ValueError(f"expected 'dN HH:MM' or an ISO datetime, got {value!r}")
-    if moment.tzinfo is not None:
-        moment = moment.replace(tzinfo=None)
-    return (moment - start).total_seconds()
+    moment = _moment(value, start)
+    seconds = (moment - start.replace(tzinfo=None)).total_seconds()
+    if seconds < 0 and not allow_before:
+        shown = value if isinstance(value, str) else value.isoformat()
+        raise ValueError(f"{shown} is before the scenario start ({format_at(0, start)})")
+    return seconds
+
+
+def _moment(value, start: datetime) -> datetime:
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=None)
+    if isinstance(value, date):
+        return datetime.combine(value, datetime.min.time())
+    if not isinstance(value, str):
+        raise ValueError(f"expected {AT_FORMS}, got {value!r}")
+    text = value.strip()
+    m = _DAY_TIME.fullmatch(text)
+    if m:
+        hour, minute = int(m.group(2)), int(m.group(3))
+        if hour > 23 or minute > 59:
+            raise ValueError(f"expected HH:MM with hours 00-23 and minutes 00-59, got {value!r}")
+        return datetime.combine(start.date(), datetime.min.time()) + timedelta(
+            days=int(m.group(1)), hours=hour, minutes=minute)
+    try:
+        return datetime.fromisoformat(text).replace(tzinfo=None)
+    except ValueError:
+        raise ValueError(f"expected {AT_FORMS}, got {value!r}") from None
 
 
 def format_at(seconds: float, start: datetime) -> str:
-    """``"dN HH:MM"`` for a time in seconds since ``start``.
+    """``"dN HH:MM"`` for a time in seconds since ``start`` (seconds are dropped), for messages.
 
-    >>> format_at(82800.0, datetime(2026, 3, 2, 9, 0))
-    'd1 08:00'
+    >>> format_at(82800.0, datetime(2026, 3, 2, 9, 0)), format_at(-3600.0, datetime(2026, 3, 2, 9, 0))
+    ('d1 08:00', 'd0 08:00')
     """
+    start = start.replace(tzinfo=None)
     moment = start + timedelta(seconds=seconds)
-    day = (moment.date() - start.date()).days
-    return f"d{day} {moment:%H:%M}"
+    return f"d{(moment.date() - start.date()).days} {moment:%H:%M}"
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest exact duration string for ``seconds`` (the largest unit that divides it).
+
+    >>> format_duration(5400), format_duration(28800), format_duration(15552000), format_duration(0.5)
+    ('90m', '8h', '6mo', '0.5s')
+    """
+    for unit, size in sorted(UNITS.items(), key=lambda u: -u[1]):
+        if seconds and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
