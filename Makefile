@@ -22,7 +22,7 @@ test: install
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules --pyargs tests mtsbench
 
 bench: install
-	$(PY) -m pytest benchmarks -q -p no:cacheprovider --benchmark-only
+	$(PY) -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
 
 clean:
 	rm -rf $(VENV) build dist outputs multirun

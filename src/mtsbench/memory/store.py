@@ -100,6 +100,31 @@ class MemoryStore:
         self.size += 1
         return i
 
+    def add_many(self, texts: list[str], kind: str, *, created: np.ndarray, vectors: np.ndarray,
+                 provenance: list[tuple[str, ...]]) -> np.ndarray:
+        """Append many memories of one kind at once (vectorised columns); returns their ids."""
+        n = len(texts)
+        while self.size + n > self._cap:
+            self._grow()
+        ids = np.arange(self.size, self.size + n)
+        self.vectors[ids] = vectors
+        self.kind[ids] = KIND_CODE[kind]
+        self.created[ids] = created
+        self.belief[ids] = 1.0
+        self.long_t[ids] = self.short_t[ids] = created
+        self.alive[ids] = True
+        self.parts[ids] = [len(p) for p in provenance]
+        self.text += list(texts)
+        self.provenance += [tuple(p) for p in provenance]
+        self.key += [None] * n
+        self.value += [None] * n
+        self.meta += [{} for _ in range(n)]
+        if kind in ("turn", "perception"):
+            for i, p in zip(ids.tolist(), provenance):
+                self.by_step.setdefault(p[0], i)
+        self.size += n
+        return ids
+
     def kind_of(self, i: int) -> str:
         return KINDS[int(self.kind[i])]
 
