@@ -34,10 +34,6 @@ def describe_range(r: Range | StepAttentionCheck | BeliefCheck) -> str:
     return f">= {lo:g}" if lo is not None else f"<= {hi:g}" if hi is not None else "any"
 
 
-def in_range(x: float | None, lo: float | None, hi: float | None) -> bool:
-    return x is not None and (lo is None or x >= lo) and (hi is None or x <= hi)
-
-
 def ranks_of(agent: MemoryAgent, ids: np.ndarray, steps: tuple[str, ...]) -> dict[str, int | None]:
     """1-based rank of the first retrieved memory whose provenance names each step."""
     out: dict[str, int | None] = {s: None for s in steps}
@@ -72,7 +68,7 @@ def observation_rows(rows: RowMaker, result: StepResult) -> list[dict]:
     want = result.step.expect.attention
     if want is None:
         return []
-    return [rows.row(result, "attention", in_range(result.score, want.min, want.max),
+    return [rows.row(result, "attention", want.contains(result.score),
                      round(result.score, 4), describe_range(want))]
 
 
@@ -123,14 +119,14 @@ def evaluate_check(agent: MemoryAgent, c) -> tuple[str, bool, object, str]:
                and store.kind_of(i) == "fact" and (c.value is None or store.value[i] == c.value)]
         value = max((float(store.belief[i]) for i in ids), default=None)
         target = f"{c.key}={c.value} " if c.value is not None else f"{c.key} "
-        return "belief", in_range(value, c.min, c.max), _round(value), target + describe_range(c)
+        return "belief", Range(c.min, c.max).contains(value), _round(value), target + describe_range(c)
     if isinstance(c, ConjectureCheck):
         present = any(store.alive[i] and store.kind_of(i) == "conjecture" for i in store.by_key.get(c.key, []))
         return "conjecture", present == c.present, present, f"{c.key} present={c.present}"
     if isinstance(c, StepAttentionCheck):
         i = store.by_step.get(c.step)
         value = None if i is None else float(agent.attention.total(store, np.array([i]), now)[0])
-        return "attention", in_range(value, c.min, c.max), _round(value), f"{c.step} " + describe_range(c)
+        return "attention", Range(c.min, c.max).contains(value), _round(value), f"{c.step} " + describe_range(c)
     if isinstance(c, TierCheck):
         i = store.by_step.get(c.step)
         value = None if i is None else int(store.tier[i])
