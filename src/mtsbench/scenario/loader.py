@@ -60,7 +60,6 @@ CHECK_FIELDS = {  # allowed keys, required keys
     "tier": (("step", "max"), ("step", "max")),
     "event_count": (("category", "equals"), ("category", "equals")),
 }
-assert tuple(CHECK_FIELDS) == CHECK_NAMES
 
 
 class ScenarioError(Exception):
@@ -192,8 +191,9 @@ class _Refs:
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise w.fail(field, f"refers to unknown step '{ref}'{tip}")
         if self.earlier[ref] not in TEXT_KINDS:
-            raise w.fail(field, f"refers to step '{ref}', a{'n' if self.earlier[ref] == 'idle' else ''} "
-                                f"{self.earlier[ref]} step that leaves no memory; expected a {_kinds(TEXT_KINDS, 'or')} step")
+            kind = self.earlier[ref]
+            raise w.fail(field, f"refers to step '{ref}', {'an' if kind == 'idle' else 'a'} {kind} step that "
+                                f"leaves no memory; expected a {_kinds(TEXT_KINDS, 'or')} step")
         return ref
 
     def many(self, w, field, value) -> tuple[str, ...]:
@@ -284,7 +284,8 @@ def _checks(w: _Where, raw, refs: _Refs) -> tuple:
                 r = _range(w, field, spec, 0)
                 out.append(StepAttentionCheck(refs.one(w, field + ".step", spec["step"]), r.min, r.max))
             elif name == "tier":
-                out.append(TierCheck(refs.one(w, field + ".step", spec["step"]), _int(w, field + ".max", spec["max"], 0)))
+                out.append(TierCheck(refs.one(w, field + ".step", spec["step"]),
+                                     _int(w, field + ".max", spec["max"], 0)))
             else:
                 out.append(EventCountCheck(_text(w, field + ".category", spec["category"]),
                                            _int(w, field + ".equals", spec["equals"], 0)))
