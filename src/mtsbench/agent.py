@@ -48,6 +48,8 @@ class StepResult:
     arousal: SearchCost = field(default_factory=SearchCost)
     llm_calls: int = 0
     tokens: int = 0
+    llm_retries: int = 0
+    llm_failures: int = 0
     latency_ms: float = 0.0
 
 
@@ -159,7 +161,7 @@ class MemoryAgent:
     # -- steps -------------------------------------------------------------------------
     def step(self, step: Step) -> StepResult:
         started = time.perf_counter()
-        calls0, tokens0 = self.llm.meter.snapshot()
+        before = self.llm.meter.totals()
         self._arousal_cost = SearchCost()
         self.now = step.at
         result = getattr(self, "_" + step.kind)(step)
@@ -169,8 +171,10 @@ class MemoryAgent:
             self.rebalance()
         elif self.rebalance_every and self.steps_done % self.rebalance_every == 0:
             self.rebalance()
-        calls1, tokens1 = self.llm.meter.snapshot()
-        result.llm_calls, result.tokens = calls1 - calls0, tokens1 - tokens0
+        after = self.llm.meter.totals()
+        result.llm_calls, result.tokens = after["calls"] - before["calls"], after["tokens"] - before["tokens"]
+        result.llm_retries = after["retries"] - before["retries"]
+        result.llm_failures = after["failures"] - before["failures"]
         result.arousal = self._arousal_cost
         result.latency_ms = (time.perf_counter() - started) * 1000.0
         return result
@@ -182,7 +186,10 @@ class MemoryAgent:
         i = self.store.add(step.text, STORED_KIND[step.kind], created=self.now, provenance=(step.id,),
                            vector=vector, meta={"speaker": SPEAKER[step.kind]})
         ids = np.array([i])
-        self.attention.label(self.store, ids, np.array([labelled.score]), self.now)
+        if labelled.score is None:   # the LLM call failed (llm.on_failure=skip): never attended to
+            self.store.meta[i]["unlabelled"] = True
+            self._emit("label_failed", id=i, step=step.id)
+        self.attention.label(self.store, ids, np.array([labelled.score or 0.0]), self.now)
         tier = int(self._targets(ids, full=False)[0])
         self.store.tier[i] = tier
         self.index.add(tier, ids, vector[None, :])

@@ -58,6 +58,7 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def check_main(argv: list[str]) -> int:
     from .config import ConfigError, compose
+    from .llm.base import LLMError
     from .report.markdown import failures, table
     from .runner import run
     from .scenario.loader import ScenarioError
@@ -73,7 +74,7 @@ def check_main(argv: list[str]) -> int:
         cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
         frame = run(cfg, out, choices)
-    except (ConfigError, ScenarioError) as e:
+    except (ConfigError, ScenarioError, LLMError) as e:
         return _fail(str(e))
     except Exception as e:  # Hydra's composition errors are multi-line: keep the first line
         return _fail(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")

@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 @hydra.main(config_path="configs", config_name="config", version_base="1.3")
 def app(cfg: DictConfig) -> None:
+    from .llm.base import LLMError
     from .runner import run
     from .scenario.loader import ScenarioError
 
@@ -21,7 +22,7 @@ def app(cfg: DictConfig) -> None:
                if not k.startswith("hydra/") and v is not None}
     try:
         frame = run(cfg, out, choices)
-    except ScenarioError as e:
+    except (ScenarioError, LLMError) as e:
         print(f"mtsbench: {e}", file=sys.stderr)
         sys.exit(2)
     checks = frame[frame["check"] != "probe"]

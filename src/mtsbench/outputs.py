@@ -3,7 +3,8 @@
 ``summary.json`` holds ``overall`` and ``scenarios.<id>``, each with ``checks`` (number
 of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
 ``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
-probe), ``scored_total`` (every search, labelling included), ``llm_calls`` and ``tokens``.
+probe), ``scored_total`` (every search, labelling included), ``llm_calls``, ``tokens``,
+``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def _mean(series: pd.Series) -> float | None:
     return None if values.empty else round(float(values.mean()), 4)
 
 
-def aggregate(rows: pd.DataFrame, llm_calls: int, tokens: int, scored_total: int) -> dict:
+def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int) -> dict:
     """Aggregates of one scenario's (or all) metric rows."""
     checks = rows[rows["check"] != "probe"]
     probes = rows[rows["check"] == "probe"]
@@ -38,8 +39,10 @@ def aggregate(rows: pd.DataFrame, llm_calls: int, tokens: int, scored_total: int
         "probes": int(len(probes)),
         "scored": _mean(probes["scored"]),
         "scored_total": int(scored_total),
-        "llm_calls": int(llm_calls),
-        "tokens": int(tokens),
+        "llm_calls": int(llm["calls"]),
+        "tokens": int(llm["tokens"]),
+        "llm_retries": int(llm["retries"]),
+        "llm_failures": int(llm["failures"]),
     }
 
 
@@ -51,10 +54,9 @@ def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.
     scenarios = {}
     for run in runs:
         part = frame[frame["scenario"] == run.scenario.id]
-        scenarios[run.scenario.id] = aggregate(part, run.llm["calls"], run.llm["tokens"],
-                                               run.searches["scored_total"]) | {"llm": run.llm}
-    overall = aggregate(frame, sum(r.llm["calls"] for r in runs), sum(r.llm["tokens"] for r in runs),
-                        sum(r.searches["scored_total"] for r in runs))
+        scenarios[run.scenario.id] = aggregate(part, run.llm, run.searches["scored_total"]) | {"llm": run.llm}
+    totals = {key: sum(r.llm[key] for r in runs) for key in ("calls", "tokens", "retries", "failures")}
+    overall = aggregate(frame, totals, sum(r.searches["scored_total"] for r in runs))
     summary = {"overall": overall, "scenarios": scenarios, "choices": choices}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
     with open(out_dir / "trace.jsonl", "w", encoding="utf-8") as f:

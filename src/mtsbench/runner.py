@@ -63,10 +63,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
     for result in deferred:
         out.rows += event_rows(rows, agent, result)
     out.trace = [{"scenario": scenario.id, **e} for e in agent.trace]
-    m = agent.llm.meter
-    out.llm = {"calls": m.calls, "tokens": m.tokens, "prompt_tokens": m.prompt_tokens,
-               "completion_tokens": m.completion_tokens, "retries": m.retries, "failures": m.failures,
-               "by_task": m.by_task}
+    out.llm = agent.llm.meter.totals() | {"by_task": agent.llm.meter.by_task}
     out.searches = {"scored_total": scored, "memories": agent.store.size}
     return out
 
