@@ -72,13 +72,16 @@ def test_validate_and_scenarios_commands(cli):
 def test_bad_input_is_one_line_never_a_traceback(cli, tmp_path):
     bad = REPO / "tests" / "data" / "malformed" / "backwards.yaml"
     for args in [("check", bad), ("run", f"scenarios=[{bad}]", f"hydra.run.dir={tmp_path / 'x'}"),
-                 ("check", "attention=comon_sense"), ("run", "scenarios=[milk_alergy]"), ("chek",)]:
+                 ("check", "attention=comon_sense"), ("run", "scenarios=[milk_alergy]"), ("chek",),
+                 ("run", "llm=openai", "llm.model=x", f"hydra.run.dir={tmp_path / 'y'}"),
+                 ("check", "llm=openai", "llm.model=x")]:
         r = cli(*args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
     assert not (tmp_path / "x" / "metrics.csv").exists()   # nothing partial presented as done
     assert "did you mean 'common_sense'" in cli("check", "attention=comon_sense").stderr
     assert "did you mean 'milk_allergy'" in cli("run", "scenarios=[milk_alergy]").stderr
+    assert "llm.base_url is not set" in cli("check", "llm=openai", "llm.model=x").stderr
 
 
 def test_metrics_columns_are_the_documented_ones():

@@ -1,4 +1,10 @@
-"""Every option of every mechanism group: passes its checker and runs a scenario end to end."""
+"""Every option of every mechanism group: passes its checker and runs a scenario end to end.
+
+Backends that need a server run against the local fake OpenAI-compatible server; the
+replay backend answers from a cassette recorded against it in the same test.
+"""
+
+import contextlib
 
 import numpy as np
 import pytest
@@ -6,31 +12,49 @@ from hydra.utils import instantiate
 
 from mtsbench.checks import CHECKERS, check_component
 from mtsbench.config import compose, groups
+from mtsbench.llm.testing import FakeOpenAI
 from mtsbench.runner import build_agent, load_all, run
 
 OPTIONS = [(g, o) for g, opts in groups().items() for o in opts]
+SCENARIO = "scenarios=[milk_allergy_zh]"
 
 
 def test_every_group_has_a_checker():
     assert set(groups()) == set(CHECKERS)
 
 
+def backend_overrides(group, option, tmp_path, stack) -> list[str]:
+    """Extra overrides an LLM backend needs to run offline in a test."""
+    if group != "llm" or option == "mock":
+        return []
+    server = stack.enter_context(FakeOpenAI())
+    live = [f"llm.base_url={server.url}", "llm.model=any"]
+    if option == "openai":
+        return live
+    cassette = tmp_path / "cassette.jsonl"
+    cfg, choices = compose(["llm=openai", *live, f"llm.record={cassette}", SCENARIO])
+    check_component("llm", instantiate(cfg.llm))
+    run(cfg, tmp_path / "recorded", choices)
+    return [f"llm.cassette={cassette}"]
+
+
 @pytest.mark.parametrize("group,option", OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
 def test_option_honours_contract_and_runs(group, option, tmp_path):
-    cfg, choices = compose([f"{group}={option}", "scenarios=[milk_allergy_zh]"])
-    assert choices[group] == option
-    check_component(group, instantiate(cfg[group]))
-    frame = run(cfg, tmp_path, choices)
-    assert (tmp_path / "metrics.csv").exists() and len(frame) > 0
-    for col in ("scored", "tiers_searched", "llm_calls", "tokens"):
-        assert (frame[col].dropna() >= 0).all()
-    probes = frame[frame["check"] == "probe"]
-    assert (probes["scored"] >= 1).all()
-    # the store's attention stays finite and non-negative under every option
-    scenario = load_all(cfg)[0]
-    agent = build_agent(cfg, scenario)
-    for step in scenario.steps:
-        agent.step(step)
-    ids = agent.store.live_ids()
-    total = agent.attention.total(agent.store, ids, agent.now)
-    assert np.all(np.isfinite(total)) and np.all(total >= 0)
+    with contextlib.ExitStack() as stack:
+        extra = backend_overrides(group, option, tmp_path, stack)
+        cfg, choices = compose([f"{group}={option}", *extra, SCENARIO])
+        assert choices[group] == option
+        check_component(group, instantiate(cfg[group]))
+        frame = run(cfg, tmp_path / "run", choices)
+        assert (tmp_path / "run" / "metrics.csv").exists() and len(frame) > 0
+        for col in ("scored", "tiers_searched", "llm_calls", "tokens", "arousal_scored"):
+            assert (frame[col].dropna() >= 0).all()
+        probes = frame[frame["check"] == "probe"]
+        assert (probes["scored"] >= 1).all()
+        # the store's attention stays finite and non-negative under every option
+        scenario = load_all(cfg)[0]
+        agent = build_agent(cfg, scenario)
+        for step in scenario.steps:
+            agent.step(step)
+        total = agent.attention.total(agent.store, agent.store.live_ids(), agent.now)
+        assert np.all(np.isfinite(total)) and np.all(total >= 0)

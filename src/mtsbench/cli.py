@@ -58,7 +58,7 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def check_main(argv: list[str]) -> int:
     from .config import ConfigError, compose
-    from .llm.base import LLMError
+    from .llm.base import LLMError, llm_error_in
     from .report.markdown import failures, table
     from .runner import run
     from .scenario.loader import ScenarioError
@@ -76,8 +76,9 @@ def check_main(argv: list[str]) -> int:
         frame = run(cfg, out, choices)
     except (ConfigError, ScenarioError, LLMError) as e:
         return _fail(str(e))
-    except Exception as e:  # Hydra's composition errors are multi-line: keep the first line
-        return _fail(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    except Exception as e:  # Hydra's errors are multi-line: keep the LLM cause or the first line
+        cause = llm_error_in(e)
+        return _fail(str(cause) if cause else f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)
     n_checks = int((frame["check"] != "probe").sum())
     print(f"{n_checks - len(failed)} of {n_checks} expectations passed in "

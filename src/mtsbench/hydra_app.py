@@ -12,7 +12,9 @@ from omegaconf import DictConfig, OmegaConf
 
 @hydra.main(config_path="configs", config_name="config", version_base="1.3")
 def app(cfg: DictConfig) -> None:
-    from .llm.base import LLMError
+    from hydra.errors import InstantiationException
+
+    from .llm.base import LLMError, llm_error_in
     from .runner import run
     from .scenario.loader import ScenarioError
 
@@ -24,6 +26,11 @@ def app(cfg: DictConfig) -> None:
         frame = run(cfg, out, choices)
     except (ScenarioError, LLMError) as e:
         print(f"mtsbench: {e}", file=sys.stderr)
+        sys.exit(2)
+    except InstantiationException as e:
+        if llm_error_in(e) is None:
+            raise
+        print(f"mtsbench: {llm_error_in(e)}", file=sys.stderr)
         sys.exit(2)
     checks = frame[frame["check"] != "probe"]
     print(f"{int(checks['passed'].astype(bool).sum())} of {len(checks)} expectations passed; "

@@ -53,12 +53,25 @@ def estimate_tokens(text: str) -> int:
 
 
 class LLMError(Exception):
-    """A failed LLM call (or an unusable backend configuration); its str is one line."""
+    """A failed LLM call, or an unusable backend configuration; its str is one line.
 
-    def __init__(self, task: str, reason: str):
+    >>> str(LLMError("HTTP 500: boom", task="summarize")), str(LLMError("llm.model is not set"))
+    ('LLM task summarize failed: HTTP 500: boom', 'LLM backend: llm.model is not set')
+    """
+
+    def __init__(self, reason: str, task: str | None = None):
         self.task = task
         self.reason = " ".join(str(reason).split())
-        super().__init__(f"LLM task {task} failed: {self.reason}")
+        super().__init__(f"LLM task {task} failed: {self.reason}" if task else f"LLM backend: {self.reason}")
+
+
+def llm_error_in(e: BaseException) -> "LLMError | None":
+    """The LLMError behind ``e`` (Hydra wraps errors raised while instantiating a backend)."""
+    while e is not None:
+        if isinstance(e, LLMError):
+            return e
+        e = e.__cause__
+    return None
 
 
 @dataclass(frozen=True)

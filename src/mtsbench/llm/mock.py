@@ -14,10 +14,26 @@ least ``attention_ref`` of attention, and keeps its common-sense score otherwise
 Heuristic salience without a hint: ``min(10, 2 + 2 * c + q)`` with c the number of
 distinct cue words (``CUE_WORDS``; at most 3) and q = 1 if the text has "!" or "?".
 
+The other tasks, and their fallbacks when hints are absent:
+
+- summarize — the summary is the first sentence of each turn, joined; the facts are the
+  turns' ``facts`` hints, the events their ``event`` hints (an event without ``text``
+  takes its turn's first sentence). No hints: no facts, no events.
+- merge_event — the event's text, ended as a sentence, followed by the new text (the
+  storyline in order); the event's text unchanged if it already contains the new text.
+- judge_relation — same key and equal value → ``same``, same key and another value →
+  ``contradicts``, otherwise ``unrelated``; strength 1 (the hints are ground truth).
+  Values are equal when both are booleans, both numbers or both strings (compared
+  case- and surrounding-space-insensitively) and match.
+- reassess_belief — the fact's own belief (the belief its hint gave it); the evidence
+  is not read.
+- infer — the item's ``infer`` hints as impressions; none without hints.
+
 Noise: with ``noise`` = σ > 0 every number the mock outputs gets Gaussian noise of
-standard deviation σ times its range (10 for a score) and is clipped back into range. The
-noise generator is seeded from (seed, task, prompt) with crc32, so a call's answer does
-not depend on the order of calls.
+standard deviation σ times its range (10 for a score, 1 for a belief or strength) and is
+clipped back into range; a duration (validity, TTL) d becomes d·exp(σ·z), z standard
+normal. The noise generator is seeded from (seed, task, prompt) with crc32 and drawn in
+answer order, so a call's answer does not depend on the order of calls.
 
 Tokens are estimated from the rendered prompt and the JSON answer (``estimate_tokens``).
 """
@@ -25,14 +41,18 @@ Tokens are estimated from the rendered prompt and the JSON answer (``estimate_to
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Sequence
 
 import numpy as np
 
 from ..seeding import generator
-from .base import Association, Item, Meter, estimate_tokens
-from .prompts import rate_attention_prompt
+from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Meter, Relation, Summary,
+                   estimate_tokens)
+from .prompts import (infer_prompt, judge_relation_prompt, lang, merge_event_prompt, rate_attention_prompt,
+                      reassess_belief_prompt, summarize_prompt)
+from .tasks import DAY
 
 CUE_WORDS = frozenset(
     "allergic allergy sick ill pain hurt hospital emergency doctor birthday important remember "
@@ -40,6 +60,7 @@ CUE_WORDS = frozenset(
 )
 CUE_WORDS_ZH = ("过敏", "生病", "医院", "重要", "记住", "生日", "喜欢", "讨厌", "害怕", "疼", "危险", "紧急")
 _WORD = re.compile(r"[a-z]+")
+_SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
 
 
 def heuristic_salience(text: str) -> float:
@@ -70,6 +91,62 @@ def personalised_score(salience: float, attention: np.ndarray, relevance: np.nda
     return round(float(salience + (10.0 - salience) * lift), 6)
 
 
+def first_sentence(text: str) -> str:
+    """The text up to and including its first sentence end (. ! ? followed by a space, or 。！？).
+
+    >>> first_sentence("I'm allergic to milk. Even a little makes me ill."), first_sentence("我对牛奶过敏。一点也不行。")
+    ("I'm allergic to milk.", '我对牛奶过敏。')
+    """
+    m = _SENTENCE.match(text.strip())
+    return m.group(0).strip() if m else ""
+
+
+def same_value(a: FactValue, b: FactValue) -> bool:
+    """Fact values are equal: both booleans, both numbers or both strings (case-insensitive), and match.
+
+    >>> same_value(True, 1), same_value(" Tea", "tea"), same_value(2, 2.0)
+    (False, True, True)
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str) and a.strip().casefold() == b.strip().casefold()
+    return a == b
+
+
+def _join(parts: Sequence[str], language: str) -> str:
+    return ("" if lang(language) == "zh" else " ").join(p for p in parts if p)
+
+
+def _ended(text: str, language: str) -> str:
+    text = text.strip()
+    if not text or text[-1] in ".!?。！？":
+        return text
+    return text + ("。" if lang(language) == "zh" else ".")
+
+
+class _Noise:
+    """Per-call noise: one generator seeded from (seed, task, prompt), drawn in answer order."""
+
+    def __init__(self, sigma: float, seed: int, task: str, prompt: str):
+        self.sigma = sigma
+        self.rng = generator(seed, task, prompt) if sigma > 0 else None
+
+    def bounded(self, value: float, lo: float, hi: float) -> float:
+        if self.rng is None:
+            return value
+        return float(np.clip(value + self.rng.normal(0.0, self.sigma * (hi - lo)), lo, hi))
+
+    def duration(self, seconds: float | None) -> float | None:
+        if self.rng is None or seconds is None:
+            return seconds
+        return round(float(seconds * math.exp(self.sigma * self.rng.normal())), 3)
+
+
+def _days(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds / DAY
+
+
 class MockLLM:
     """Deterministic backend for offline runs and CI (see the module docstring)."""
 
@@ -82,11 +159,8 @@ class MockLLM:
         self.attention_ref = attention_ref
         self.meter = Meter()
 
-    def _noisy(self, task: str, prompt: str, value: float, lo: float, hi: float) -> float:
-        if self.noise <= 0:
-            return value
-        rng = generator(self.seed, task, prompt)
-        return float(np.clip(value + rng.normal(0.0, self.noise * (hi - lo)), lo, hi))
+    def _answer(self, task: str, prompt: str, answer: dict) -> None:
+        self.meter.record(task, estimate_tokens(prompt), estimate_tokens(json.dumps(answer, ensure_ascii=False)))
 
     def rate_attention(self, item: Item, associated: Sequence[Association]) -> float:
         prompt = rate_attention_prompt(item, associated)
@@ -94,7 +168,54 @@ class MockLLM:
         score = personalised_score(
             s, np.array([a.attention for a in associated]), np.array([a.relevance for a in associated]),
             self.relevance_floor, self.relevance_full, self.attention_ref)
-        score = round(self._noisy("rate_attention", prompt, score, 0.0, 10.0), 3)
-        answer = json.dumps({"score": score})
-        self.meter.record("rate_attention", estimate_tokens(prompt), estimate_tokens(answer))
+        score = round(_Noise(self.noise, self.seed, "rate_attention", prompt).bounded(score, 0.0, 10.0), 3)
+        self._answer("rate_attention", prompt, {"score": score})
         return score
+
+    def summarize(self, turns: Sequence[Item]) -> Summary:
+        prompt = summarize_prompt(turns)
+        noise = _Noise(self.noise, self.seed, "summarize", prompt)
+        language = turns[0].language if turns else "en"
+        facts = tuple(Fact(h.key, h.value, h.text, round(noise.bounded(h.belief, 0.0, 1.0), 4))
+                      for t in turns for h in t.hints.facts)
+        events = tuple(EventTag(t.hints.event.category, t.hints.event.text or first_sentence(t.text),
+                                noise.duration(t.hints.event.valid))
+                       for t in turns if t.hints.event is not None)
+        summary = Summary(_join([first_sentence(t.text) for t in turns], language), facts, events)
+        self._answer("summarize", prompt, {
+            "summary": summary.text,
+            "facts": [{"key": f.key, "value": f.value, "text": f.text, "belief": f.belief} for f in facts],
+            "events": [{"category": e.category, "text": e.text, "valid_days": _days(e.valid)} for e in events]})
+        return summary
+
+    def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str:
+        prompt = merge_event_prompt(event_text, new_text, language)
+        new = new_text.strip()
+        merged = event_text.strip() if new in event_text else _join([_ended(event_text, language), new], language)
+        self._answer("merge_event", prompt, {"text": merged})
+        return merged
+
+    def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation:
+        prompt = judge_relation_prompt(new, old, language)
+        label = ("unrelated" if new.key != old.key else "same" if same_value(new.value, old.value)
+                 else "contradicts")
+        strength = round(_Noise(self.noise, self.seed, "judge_relation", prompt).bounded(1.0, 0.0, 1.0), 4)
+        self._answer("judge_relation", prompt, {"label": label, "strength": strength})
+        return Relation(label, strength)
+
+    def reassess_belief(self, fact: Fact, evidence: Sequence[str], language: str = "en") -> float:
+        prompt = reassess_belief_prompt(fact, evidence, language)
+        belief = round(_Noise(self.noise, self.seed, "reassess_belief", prompt).bounded(fact.belief, 0.0, 1.0), 4)
+        self._answer("reassess_belief", prompt, {"belief": belief})
+        return belief
+
+    def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...]:
+        prompt = infer_prompt(info, context)
+        noise = _Noise(self.noise, self.seed, "infer", prompt)
+        out = []
+        for h in info.hints.infer:
+            belief = round(noise.bounded(h.belief, 0.0, 1.0), 4)
+            out.append(Impression(h.key, h.text, belief, noise.duration(h.ttl)))
+        self._answer("infer", prompt, {"impressions": [
+            {"key": i.key, "text": i.text, "belief": i.belief, "ttl_days": _days(i.ttl)} for i in out]})
+        return tuple(out)

@@ -1,10 +1,18 @@
-"""Prompt templates per task and language. The mock renders them too, to count tokens."""
+"""Prompt templates per task and language (en, zh; another language falls back to en).
+
+Each ``*_prompt`` function renders the one user message of its task; the answer format it
+asks for is the task's JSON schema (``tasks.py``). The mock renders them too, to count
+tokens, so a prompt's cost is the same whichever backend answers it. ``SYSTEM`` is the
+system message a chat backend sends first, ``repair_prompt`` the follow-up after an
+invalid answer.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
-from .base import Association, Item
+from .base import Association, Fact, Item
 
 RATE_ATTENTION = {
     "en": (
@@ -25,7 +33,150 @@ RATE_ATTENTION = {
         '请用 JSON 回答：{{"score": <0 到 10 的数字>}}'
     ),
 }
+
+SUMMARIZE = {
+    "en": (
+        "Summarise the dialogue turns below for an agent's long-term memory.\n"
+        "1. summary: what was said, in a few sentences.\n"
+        "2. facts: lasting facts about the user that the turns state. key is a dotted "
+        "lowercase identifier of what the fact is about (e.g. user.allergy.milk), value what "
+        "holds (true/false, a number or a short string), text the fact as a sentence, belief "
+        "how sure you are that it holds (0-1). Two facts with the same key and different "
+        "values contradict each other.\n"
+        "3. events: major events in the user's life the turns mention (a trip, an illness, "
+        "a move). category is a short lowercase name of the kind of event (e.g. trip.disneyland, "
+        "illness.cold), text one sentence about it, valid_days how many days an event of this "
+        "category stays current (null if you cannot tell).\n"
+        "Use empty lists when there is nothing to extract.\n"
+        "Turns:\n{turns}\n"
+        'Answer with JSON: {{"summary": "...", "facts": [{{"key": "...", "value": ..., "text": "...", '
+        '"belief": <0-1>}}], "events": [{{"category": "...", "text": "...", "valid_days": <number or null>}}]}}'
+    ),
+    "zh": (
+        "请为智能体的长期记忆总结下面的对话。\n"
+        "1. summary：用几句话概括对话内容。\n"
+        "2. facts：对话中陈述的关于用户的持久事实。key 是事实所指内容的点分小写标识（如 "
+        "user.allergy.milk），value 是成立的值（true/false、数字或简短字符串），text 用一句话"
+        "陈述该事实，belief 是你认为它成立的把握（0-1）。key 相同而 value 不同的两个事实互相矛盾。\n"
+        "3. events：对话提到的用户生活中的大类事件（旅行、生病、搬家等）。category 是事件类别的"
+        "简短小写名称（如 trip.disneyland、illness.cold），text 用一句话描述该事件，valid_days "
+        "是该类事件保持有效的天数（无法判断时为 null）。\n"
+        "没有可提取的内容时使用空列表。\n"
+        "对话：\n{turns}\n"
+        '请用 JSON 回答：{{"summary": "...", "facts": [{{"key": "...", "value": ..., "text": "...", '
+        '"belief": <0-1>}}], "events": [{{"category": "...", "text": "...", "valid_days": <数字或 null>}}]}}'
+    ),
+}
+
+MERGE_EVENT = {
+    "en": (
+        "An agent keeps one running summary per major event in the user's life. Merge the new "
+        "development into the event's summary. Keep the storyline: what happened first stays "
+        "first, nothing already there is dropped, and the new development follows in order.\n"
+        "Event so far: {event}\n"
+        "New development: {new}\n"
+        'Answer with JSON: {{"text": "<the merged summary>"}}'
+    ),
+    "zh": (
+        "智能体为用户生活中的每个大类事件保留一段持续更新的摘要。请把新进展合并进该事件的摘要，"
+        "保持事件的来龙去脉：先发生的仍在前，已有内容不丢失，新进展按顺序接在后面。\n"
+        "事件至今：{event}\n"
+        "新进展：{new}\n"
+        '请用 JSON 回答：{{"text": "<合并后的摘要>"}}'
+    ),
+}
+
+JUDGE_RELATION = {
+    "en": (
+        "Compare a newly formed fact with a stored fact about the user.\n"
+        "same: they state the same thing (possibly in other words); contradicts: they cannot "
+        "both hold; unrelated: neither. strength: how strongly the relation holds (0-1).\n"
+        "New fact: {new}\n"
+        "Stored fact: {old}\n"
+        'Answer with JSON: {{"label": "same" | "contradicts" | "unrelated", "strength": <0-1>}}'
+    ),
+    "zh": (
+        "比较一条新形成的事实和一条已存储的关于用户的事实。\n"
+        "same：两者说的是同一件事（措辞可以不同）；contradicts：两者不可能同时成立；"
+        "unrelated：两者无关。strength：这种关系成立的强度（0-1）。\n"
+        "新事实：{new}\n"
+        "已存事实：{old}\n"
+        '请用 JSON 回答：{{"label": "same" | "contradicts" | "unrelated", "strength": <0-1>}}'
+    ),
+}
+
+REASSESS_BELIEF = {
+    "en": (
+        "How sure can an agent be that this fact about the user holds, given the evidence from "
+        "its memory below? Answer with a belief from 0 (surely false) to 1 (surely true).\n"
+        "Fact: {fact}\n"
+        "Evidence:\n{evidence}\n"
+        'Answer with JSON: {{"belief": <0-1>}}'
+    ),
+    "zh": (
+        "根据下面来自记忆的证据，智能体能在多大程度上相信这条关于用户的事实成立？"
+        "请给出 0（肯定不成立）到 1（肯定成立）之间的置信度。\n"
+        "事实：{fact}\n"
+        "证据：\n{evidence}\n"
+        '请用 JSON 回答：{{"belief": <0-1>}}'
+    ),
+}
+
+INFER = {
+    "en": (
+        "Apply everyday causal knowledge to new information about the user and list the "
+        "impressions it supports: statements that are probably true but were not said (a "
+        "sore throat suggests a cold; many small remarks suggest a personality trait). key is "
+        "a dotted lowercase identifier of the statement, text the statement, belief how strongly "
+        "this information alone supports it (0-1), ttl_days for how many days the impression "
+        "stays valid (a cold fades in days, a trait lasts years). Give an empty list if nothing "
+        "follows.\n"
+        "Context from memory:\n{context}\n"
+        "New information ({kind}): {text}\n"
+        'Answer with JSON: {{"impressions": [{{"key": "...", "text": "...", "belief": <0-1>, '
+        '"ttl_days": <number>}}]}}'
+    ),
+    "zh": (
+        "运用日常因果常识，从关于用户的新信息推出它所支持的印象：可能成立但并未明说的陈述"
+        "（嗓子疼可能意味着感冒；许多小的言谈可能反映某种性格）。key 是该陈述的点分小写标识，"
+        "text 是陈述本身，belief 是仅凭这条信息对它的支持程度（0-1），ttl_days 是印象保持有效的"
+        "天数（感冒几天就过去，性格可以持续多年）。如果推不出什么，给出空列表。\n"
+        "记忆中的上下文：\n{context}\n"
+        "新信息（{kind}）：{text}\n"
+        '请用 JSON 回答：{{"impressions": [{{"key": "...", "text": "...", "belief": <0-1>, '
+        '"ttl_days": <数字>}}]}}'
+    ),
+}
+
+SYSTEM = {
+    "en": "You are a component of an agent's memory system. Answer with one JSON object only.",
+    "zh": "你是智能体记忆系统的一个组件。只用一个 JSON 对象回答。",
+}
+REPAIR = {
+    "en": "Your answer was not usable: {reason}. Answer again with only the JSON object in the format asked for.",
+    "zh": "你的回答无法使用：{reason}。请只用所要求格式的 JSON 对象重新回答。",
+}
 NONE = {"en": "(none)", "zh": "（无）"}
+SPEAKERS = {"en": {"say": "user", "reply": "agent", "perceive": "observation"},
+            "zh": {"say": "用户", "reply": "智能体", "perceive": "观察"}}
+
+
+def lang(language: str | None) -> str:
+    """The template language for ``language`` (en unless it is one of the templates')."""
+    return language if language in RATE_ATTENTION else "en"
+
+
+def _lines(texts: Sequence[str], language: str) -> str:
+    return "\n".join(f"- {t}" for t in texts) or NONE[language]
+
+
+def render_fact(fact: Fact) -> str:
+    """'key = value: text (belief b)', the form facts are shown in.
+
+    >>> render_fact(Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7))
+    'user.allergy.milk = true: The user is allergic to milk (belief 0.70)'
+    """
+    return f"{fact.key} = {json.dumps(fact.value, ensure_ascii=False)}: {fact.text} (belief {fact.belief:.2f})"
 
 
 def rate_attention_prompt(item: Item, associated: Sequence[Association]) -> str:
@@ -35,6 +186,45 @@ def rate_attention_prompt(item: Item, associated: Sequence[Association]) -> str:
     >>> "- [6.0, 0.40] allergic to milk" in p and "milk on the table" in p
     True
     """
-    lang = item.language if item.language in RATE_ATTENTION else "en"
-    lines = "\n".join(f"- [{a.attention:.1f}, {a.relevance:.2f}] {a.text}" for a in associated) or NONE[lang]
-    return RATE_ATTENTION[lang].format(associated=lines, kind=item.kind, text=item.text)
+    lg = lang(item.language)
+    lines = "\n".join(f"- [{a.attention:.1f}, {a.relevance:.2f}] {a.text}" for a in associated) or NONE[lg]
+    return RATE_ATTENTION[lg].format(associated=lines, kind=item.kind, text=item.text)
+
+
+def summarize_prompt(turns: Sequence[Item]) -> str:
+    """The summarize prompt for ``turns`` (in the first turn's language), one line per turn.
+
+    >>> "- [用户] 我对牛奶过敏。" in summarize_prompt([Item("我对牛奶过敏。", "say", "s0", "zh")])
+    True
+    """
+    lg = lang(turns[0].language if turns else "en")
+    who = SPEAKERS[lg]
+    lines = "\n".join(f"- [{who.get(t.kind, t.kind)}] {t.text}" for t in turns) or NONE[lg]
+    return SUMMARIZE[lg].format(turns=lines)
+
+
+def merge_event_prompt(event_text: str, new_text: str, language: str = "en") -> str:
+    return MERGE_EVENT[lang(language)].format(event=event_text, new=new_text)
+
+
+def judge_relation_prompt(new: Fact, old: Fact, language: str = "en") -> str:
+    return JUDGE_RELATION[lang(language)].format(new=render_fact(new), old=render_fact(old))
+
+
+def reassess_belief_prompt(fact: Fact, evidence: Sequence[str], language: str = "en") -> str:
+    lg = lang(language)
+    return REASSESS_BELIEF[lg].format(fact=render_fact(fact), evidence=_lines(evidence, lg))
+
+
+def infer_prompt(info: Item, context: Sequence[str]) -> str:
+    lg = lang(info.language)
+    return INFER[lg].format(context=_lines(context, lg), kind=info.kind, text=info.text)
+
+
+def system_prompt(language: str = "en") -> str:
+    return SYSTEM[lang(language)]
+
+
+def repair_prompt(reason: str, language: str = "en") -> str:
+    """The follow-up message after an invalid answer, saying what was wrong."""
+    return REPAIR[lang(language)].format(reason=reason)

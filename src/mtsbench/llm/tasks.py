@@ -151,9 +151,9 @@ def _days(x: float | None) -> float | None:
 
 
 def _summary(o: dict) -> Summary:
-    return Summary(o["summary"].strip(),
-                   tuple(Fact(f["key"].strip(), f["value"], f["text"].strip(), float(f["belief"])) for f in o["facts"]),
-                   tuple(EventTag(e["category"].strip(), e["text"].strip(), _days(e["valid_days"])) for e in o["events"]))
+    facts = tuple(Fact(f["key"].strip(), f["value"], f["text"].strip(), float(f["belief"])) for f in o["facts"])
+    events = tuple(EventTag(e["category"].strip(), e["text"].strip(), _days(e["valid_days"])) for e in o["events"])
+    return Summary(o["summary"].strip(), facts, events)
 
 
 RATE_ATTENTION = Task("rate_attention", _obj({"score": {"type": "number", "minimum": 0, "maximum": 10}}),

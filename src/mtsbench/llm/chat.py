@@ -1,0 +1,128 @@
+"""The task methods of a chat-completion backend, shared by ``openai`` and ``replay``.
+
+``ChatLLM._ask(task, prompt, language)`` sends ``[system, user]`` messages through the
+backend's ``_send`` and parses the answer with the task's validator. A malformed or
+out-of-range answer gets one repair retry: the conversation continues with the answer
+and a message saying what was wrong (``prompts.repair_prompt``). An answer still bad
+after it, or a ``TransportError`` (raised by ``_send`` after the client's own retries),
+fails the call: ``on_failure: raise`` raises ``LLMError`` (one line: task and reason),
+``on_failure: skip`` returns None. Either way the call is metered with the tokens of all
+its requests, the requests re-sent within it (``retries``) and whether it failed.
+
+A request is identified by ``cassette.request_key(backend, model, task, messages,
+params)``; backends that record write one cassette line per request under that key, and
+``replay`` answers from those lines, so both run the same validation and repair path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import cassette
+from .base import ON_FAILURE, Association, Fact, Impression, Item, LLMError, Meter, Relation, Summary
+from .prompts import (infer_prompt, judge_relation_prompt, merge_event_prompt, rate_attention_prompt,
+                      reassess_belief_prompt, repair_prompt, summarize_prompt, system_prompt)
+from .tasks import INFER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF, SUMMARIZE, AnswerError, Task
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What one request returned: the answer text, its token usage, requests re-sent for it."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+
+
+class TransportError(Exception):
+    """A request that got no answer after the client's retries (429, 5xx, timeout, ...)."""
+
+    def __init__(self, reason: str, retries: int = 0):
+        super().__init__(reason)
+        self.reason = reason
+        self.retries = retries
+
+
+def excerpt(text: str, head: int = 50, tail: int = 70) -> str:
+    """One line of ``text``: whitespace collapsed, the middle elided when long.
+
+    >>> excerpt("a\\n b"), excerpt("x" * 200)[:8], len(excerpt("x" * 200))
+    ('a b', 'xxxxxxxx', 123)
+    """
+    one = " ".join(text.split())
+    return one if len(one) <= head + tail + 3 else f"{one[:head]} … {one[-tail:]}"
+
+
+class ChatLLM:
+    """Task methods over ``_send``; subclasses set ``backend``, ``model``, ``params``."""
+
+    backend = "chat"
+
+    def __init__(self, model: str, params: dict, on_failure: str = "raise"):
+        if on_failure not in ON_FAILURE:
+            raise LLMError(f"llm.on_failure must be one of {', '.join(ON_FAILURE)}, got {on_failure!r}")
+        self.model = model
+        self.params = params
+        self.on_failure = on_failure
+        self.meter = Meter()
+
+    # -- the transport a backend provides ----------------------------------------------
+    def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
+        """Answer one request (``key`` identifies it); raise TransportError if none came."""
+        raise NotImplementedError
+
+    # -- validation, repair, failure, metering -----------------------------------------
+    def _ask(self, task: Task, prompt: str, language: str) -> Any:
+        messages = [{"role": "system", "content": system_prompt(language)}, {"role": "user", "content": prompt}]
+        prompt_tokens = completion_tokens = retries = 0
+        for attempt in (0, 1):
+            key = cassette.request_key(self.backend, self.model, task.name, messages, self.params)
+            try:
+                got = self._send(task, messages, key)
+            except TransportError as e:
+                return self._failed(task, e.reason, prompt_tokens, completion_tokens, retries + e.retries)
+            except LLMError:  # misconfigured backend or a replay miss: counted, then always raised
+                self.meter.record(task.name, prompt_tokens, completion_tokens, retries, failed=True)
+                raise
+            prompt_tokens += got.prompt_tokens
+            completion_tokens += got.completion_tokens
+            retries += got.retries
+            try:
+                value = task.parse(got.text)
+            except AnswerError as e:
+                if attempt == 1:
+                    return self._failed(task, f"invalid answer after a repair retry: {e}",
+                                        prompt_tokens, completion_tokens, retries)
+                retries += 1
+                messages = [*messages, {"role": "assistant", "content": got.text},
+                            {"role": "user", "content": repair_prompt(str(e), language)}]
+                continue
+            self.meter.record(task.name, prompt_tokens, completion_tokens, retries)
+            return value
+
+    def _failed(self, task: Task, reason: str, prompt_tokens: int, completion_tokens: int, retries: int) -> None:
+        self.meter.record(task.name, prompt_tokens, completion_tokens, retries, failed=True)
+        if self.on_failure == "raise":
+            raise LLMError(reason, task=task.name)
+        return None
+
+    # -- the tasks ---------------------------------------------------------------------
+    def rate_attention(self, item: Item, associated: Sequence[Association]) -> float | None:
+        return self._ask(RATE_ATTENTION, rate_attention_prompt(item, associated), item.language)
+
+    def summarize(self, turns: Sequence[Item]) -> Summary | None:
+        return self._ask(SUMMARIZE, summarize_prompt(turns), turns[0].language if turns else "en")
+
+    def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str | None:
+        return self._ask(MERGE_EVENT, merge_event_prompt(event_text, new_text, language), language)
+
+    def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation | None:
+        return self._ask(JUDGE_RELATION, judge_relation_prompt(new, old, language), language)
+
+    def reassess_belief(self, fact: Fact, evidence: Sequence[str], language: str = "en") -> float | None:
+        return self._ask(REASSESS_BELIEF, reassess_belief_prompt(fact, evidence, language), language)
+
+    def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...] | None:
+        return self._ask(INFER, infer_prompt(info, context), info.language)

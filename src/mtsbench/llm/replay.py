@@ -1,0 +1,58 @@
+"""``llm=replay``: answers offline from a cassette recorded with ``llm.record=PATH``.
+
+The backend asks exactly what the recording backend asked (same prompts, same repair
+path, see ``chat.py``) and looks every request up by its key in the cassette: the answer
+text, token usage and retries recorded for it are replayed, and a recorded transport
+failure fails again (then ``on_failure`` decides, as when recording). A request that is
+not in the cassette raises ``LLMError`` naming the task and an excerpt of the prompt,
+whatever ``on_failure`` says: the cassette does not cover this run.
+
+Which recording to answer as: the cassette's only (backend, model, params) profile, or
+the one picked out by ``model``, ``temperature`` and ``seed`` (null = any).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import LLMError
+from .cassette import Cassette
+from .chat import ChatLLM, Exchange, TransportError, excerpt
+from .tasks import Task
+
+
+class ReplayLLM(ChatLLM):
+    """Replays a cassette (see the module docstring)."""
+
+    def __init__(self, cassette: str | None = None, model: str | None = None, temperature: float | None = None,
+                 seed: int | None = None, on_failure: str = "raise"):
+        if not cassette:
+            raise LLMError("llm.cassette is not set (a file written by llm.record=PATH)")
+        path = Path(cassette)
+        if not path.is_file():
+            raise LLMError(f"cassette {path} does not exist")
+        try:
+            self.cassette = Cassette(path)
+        except (ValueError, KeyError) as e:
+            raise LLMError(f"cassette {path} is unreadable: {e}") from None
+        wanted = {"model": model, "temperature": temperature, "seed": seed}
+        profiles = [p for p in self.cassette.profiles()
+                    if (model is None or p["model"] == model)
+                    and all(v is None or p["params"].get(k) == v for k, v in wanted.items() if k != "model")]
+        if len(profiles) != 1:
+            found = "; ".join(f"model={p['model']} {p['params']}" for p in self.cassette.profiles()) or "no records"
+            how = "none matches" if not profiles else "several match; pick one with llm.model/temperature/seed"
+            raise LLMError(f"cassette {path}: {how} (it holds: {found})")
+        profile = profiles[0]
+        super().__init__(profile["model"], profile["params"], on_failure)
+        self.backend = profile["backend"]
+
+    def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
+        record = self.cassette.next(key)
+        if record is None:
+            raise LLMError(f"no recorded answer in cassette {self.cassette.path} (model {self.model}) for "
+                           f"prompt '{excerpt(messages[-1]['content'])}'", task=task.name)
+        if "error" in record:
+            raise TransportError(record["error"], int(record.get("retries", 0)))
+        r = record["response"]
+        return Exchange(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)))

@@ -1,0 +1,112 @@
+"""Record/replay: cassettes keyed by request, offline answers, misses, concurrent writers."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mtsbench.llm.base import LLM, Fact, Item, LLMError
+from mtsbench.llm.cassette import read, request_key
+from mtsbench.llm.openai_backend import OpenAILLM
+from mtsbench.llm.replay import ReplayLLM
+from mtsbench.llm.testing import FakeOpenAI, Reply
+
+FACT = Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7)
+FAST = {"retry-after-ms": "1"}
+
+
+def every_task(llm, text="Milk is on the table."):
+    item = Item(text, "perceive", "s", "en")
+    return [llm.rate_attention(item, []), llm.summarize([item]), llm.merge_event("A.", "B.", "en"),
+            llm.judge_relation(FACT, FACT, "zh"), llm.reassess_belief(FACT, ["x"], "en"), llm.infer(item, [])]
+
+
+def record(tmp_path, push=(), **kw):
+    cassette = tmp_path / "c.jsonl"
+    with FakeOpenAI() as server:
+        server.push(*push)
+        llm = OpenAILLM(base_url=server.url, model="m1", record=str(cassette), max_retries=1, **kw)
+        answers = every_task(llm)
+    return cassette, answers, llm.meter
+
+
+def test_replay_answers_offline_as_recorded(tmp_path):
+    cassette, answers, meter = record(tmp_path, push=[Reply(content='{"score": 42}'), Reply(429, headers=FAST)])
+    replay = ReplayLLM(str(cassette))               # the server is gone
+    assert isinstance(replay, LLM)
+    assert every_task(replay) == answers
+    assert replay.meter.by_task == meter.by_task     # tokens, retries (repair and 429) replayed too
+    assert meter.by_task["rate_attention"]["retries"] == 2
+    lines = read(cassette)
+    assert len(lines) == 7                           # six tasks, one repaired
+    first = lines[0]
+    assert first["key"] == request_key("openai", "m1", "rate_attention", first["messages"], first["params"])
+
+
+def test_a_recorded_failure_fails_again_on_replay(tmp_path):
+    cassette, answers, meter = record(tmp_path, push=[Reply(500, headers=FAST)] * 2, on_failure="skip")
+    assert answers[0] is None and meter.failures == 1
+    assert every_task(ReplayLLM(str(cassette), on_failure="skip")) == answers
+    with pytest.raises(LLMError, match="rate_attention failed: HTTP 500"):
+        every_task(ReplayLLM(str(cassette)))
+
+
+def test_a_miss_names_the_task_and_a_prompt_excerpt(tmp_path):
+    cassette, _, _ = record(tmp_path)
+    with pytest.raises(LLMError) as e:
+        replay = ReplayLLM(str(cassette), on_failure="skip")
+        replay.rate_attention(Item("A cat sleeps on the sofa.", "perceive", "s"), [])
+    msg = str(e.value)
+    assert msg.startswith("LLM task rate_attention failed: no recorded answer in cassette")
+    assert "A cat sleeps on the sofa." in msg and "\n" not in msg
+
+
+def test_parameters_are_part_of_the_key_and_pick_the_recording(tmp_path):
+    cassette, answers, _ = record(tmp_path)
+    with FakeOpenAI(answer=lambda body: '{"score": 9.5}') as server:
+        OpenAILLM(base_url=server.url, model="m1", temperature=0.7, record=str(cassette)).rate_attention(
+            Item("Milk is on the table.", "perceive", "s"), [])
+    keys = [r["key"] for r in read(cassette) if r["task"] == "rate_attention"]
+    assert len(set(keys)) == 2                        # same prompt, other temperature: another key
+    with pytest.raises(LLMError, match="several match"):
+        ReplayLLM(str(cassette))
+    item = Item("Milk is on the table.", "perceive", "s")
+    assert ReplayLLM(str(cassette), temperature=0.7).rate_attention(item, []) == 9.5
+    assert ReplayLLM(str(cassette), temperature=0.0).rate_attention(item, []) == answers[0]
+    with pytest.raises(LLMError, match="none matches"):
+        ReplayLLM(str(cassette), model="m2")
+    with pytest.raises(LLMError, match="does not exist"):
+        ReplayLLM(str(tmp_path / "nope.jsonl"))
+
+
+def test_repeated_prompts_replay_in_recorded_order(tmp_path):
+    cassette = tmp_path / "c.jsonl"
+    item = Item("Milk is on the table.", "perceive", "s")
+    with FakeOpenAI() as server:
+        server.push(Reply(content='{"score": 1}'), Reply(content='{"score": 2}'))
+        live = OpenAILLM(base_url=server.url, model="m", record=str(cassette))
+        assert [live.rate_attention(item, []) for _ in range(2)] == [1.0, 2.0]
+    replay = ReplayLLM(str(cassette))
+    assert [replay.rate_attention(item, []) for _ in range(3)] == [1.0, 2.0, 2.0]
+
+
+WRITER = """
+import sys
+from mtsbench.llm.cassette import append
+w = int(sys.argv[2])
+for i in range(int(sys.argv[3])):
+    append(sys.argv[1], {"key": f"{w}-{i}", "writer": w, "i": i, "pad": chr(0x4e00 + w) * 9000})
+"""
+
+
+def test_concurrent_writers_lose_no_line_and_tear_none(tmp_path):
+    path = tmp_path / "shared.jsonl"
+    writers, lines = 4, 150
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(w), str(lines)]) for w in range(writers)]
+    assert [p.wait(timeout=60) for p in procs] == [0] * writers
+    raw = path.read_bytes().split(b"\n")
+    assert raw[-1] == b"" and len(raw) - 1 == writers * lines
+    records = [json.loads(line) for line in raw[:-1]]       # every line parses: none torn
+    assert sorted((r["writer"], r["i"]) for r in records) == [(w, i) for w in range(writers) for i in range(lines)]
+    assert all(r["pad"] == chr(0x4e00 + r["writer"]) * 9000 for r in records)
