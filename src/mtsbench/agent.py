@@ -48,6 +48,8 @@ class StepResult:
     arousal: SearchCost = field(default_factory=SearchCost)
     llm_calls: int = 0
     tokens: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     llm_retries: int = 0
     llm_failures: int = 0
     latency_ms: float = 0.0
@@ -173,6 +175,8 @@ class MemoryAgent:
             self.rebalance()
         after = self.llm.meter.totals()
         result.llm_calls, result.tokens = after["calls"] - before["calls"], after["tokens"] - before["tokens"]
+        result.prompt_tokens = after["prompt_tokens"] - before["prompt_tokens"]
+        result.completion_tokens = after["completion_tokens"] - before["completion_tokens"]
         result.llm_retries = after["retries"] - before["retries"]
         result.llm_failures = after["failures"] - before["failures"]
         result.arousal = self._arousal_cost

@@ -16,9 +16,9 @@ from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Rang
 
 COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
            "hit", "ranks", "scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls",
-           "tokens", "llm_retries", "llm_failures", "latency_ms"]
+           "tokens", "prompt_tokens", "completion_tokens", "llm_retries", "llm_failures", "latency_ms"]
 INT_COLUMNS = ["index", "k", "scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls",
-               "tokens", "llm_retries", "llm_failures"]
+               "tokens", "prompt_tokens", "completion_tokens", "llm_retries", "llm_failures"]
 WALL_CLOCK_COLUMNS = ["latency_ms"]
 
 
@@ -57,7 +57,8 @@ class RowMaker:
                 "k": None, "recall": None, "hit": None, "ranks": None,
                 "scored": result.cost.scored, "tiers_searched": result.cost.tiers_searched,
                 "index_queries": result.cost.index_queries, "arousal_scored": result.arousal.scored,
-                "llm_calls": result.llm_calls, "llm_retries": result.llm_retries,
+                "llm_calls": result.llm_calls, "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens, "llm_retries": result.llm_retries,
                 "llm_failures": result.llm_failures,
                 "tokens": result.tokens, "latency_ms": round(result.latency_ms, 3)}
         base.update(extra)
