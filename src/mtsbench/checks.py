@@ -13,7 +13,7 @@ from .embed import Embedder
 from .llm.base import Association, Item
 from .mechanisms.decay import Decay, check_decay
 from .memory.attention import DualAttention
-from .scenario.model import Expect, Hints, Step
+from .scenario.model import Expect, FactHint, Hints, InferHint, Step
 
 
 def check_embedder(e: Embedder) -> None:
@@ -24,11 +24,25 @@ def check_embedder(e: Embedder) -> None:
 
 
 def check_llm(llm) -> None:
-    item = Item("A glass of milk is on the table.", "perceive", "s0", "en", Hints(salience=1))
+    """Every task answers with its typed result, in range, and every call is metered."""
+    from .llm.base import Fact, Impression, Relation, Summary
+
+    hints = Hints(salience=1, facts=(FactHint("user.allergy.milk", "The user is allergic to milk", True),),
+                  infer=(InferHint("user.diet", "The user avoids dairy", 0.4, 86400.0),))
+    item = Item("A glass of milk is on the table.", "perceive", "s0", "en", hints)
     before = llm.meter.calls
     score = llm.rate_attention(item, [Association("The user is allergic to milk", 8.0, 0.5)])
     assert 0.0 <= score <= 10.0, "rate_attention must answer within 0..10"
-    assert llm.meter.calls == before + 1 and llm.meter.tokens > 0, "every call must be metered"
+    summary = llm.summarize([item])
+    assert isinstance(summary, Summary) and all(isinstance(f, Fact) for f in summary.facts)
+    assert isinstance(llm.merge_event("A trip to Paris.", "The user is back from Paris."), str)
+    fact = Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7)
+    rel = llm.judge_relation(fact, fact)
+    assert isinstance(rel, Relation) and 0.0 <= rel.strength <= 1.0, "judge_relation gives a Relation"
+    assert 0.0 <= llm.reassess_belief(fact, ["The user said so twice."]) <= 1.0, "belief lies in 0..1"
+    impressions = llm.infer(item, ["The user is allergic to milk"])
+    assert all(isinstance(i, Impression) and 0 <= i.belief <= 1 and i.ttl > 0 for i in impressions)
+    assert llm.meter.calls == before + 6 and llm.meter.tokens > 0, "every call must be metered"
 
 
 def _tiny_agent(labeller=None, **parts):
