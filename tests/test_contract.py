@@ -11,16 +11,36 @@ import pytest
 from hydra.utils import instantiate
 
 from mtsbench.checks import CHECKERS, check_component
-from mtsbench.config import compose, groups
+from mtsbench.config import compose, groups, mechanism_groups
 from mtsbench.llm.testing import FakeOpenAI
 from mtsbench.runner import build_agent, load_all, run
 
-OPTIONS = [(g, o) for g, opts in groups().items() for o in opts]
+OPTIONS = [(g, o) for g, opts in mechanism_groups().items() for o in opts]
 SCENARIO = "scenarios=[milk_allergy_zh]"
 
 
 def test_every_group_has_a_checker():
-    assert set(groups()) == set(CHECKERS)
+    assert set(mechanism_groups()) == set(CHECKERS)
+
+
+@pytest.mark.parametrize("preset", groups()["preset"])
+def test_preset_sets_only_known_options_and_runs(preset, tmp_path):
+    cfg, choices = compose([f"preset={preset}", SCENARIO])
+    known = mechanism_groups()
+    assert all(choices[g] in known[g] for g in known)
+    frame = run(cfg, tmp_path, choices)
+    assert len(frame) > 0 and (frame[frame["check"] == "probe"]["scored"] >= 1).all()
+
+
+def test_flat_rag_is_relevance_only_and_mts_is_the_default():
+    _, default = compose([])
+    _, mts = compose(["preset=mts"])
+    assert {g: c for g, c in mts.items() if g != "preset"} == default
+    cfg, rag = compose(["preset=flat_rag"])
+    assert (rag["tiers"], rag["depth"], rag["arousal"], rag["attention"]) == ("flat", "full", "none", "common_sense")
+    assert cfg.retrieval.attention_weight == 0.0
+    _, mixed = compose(["preset=flat_rag", "arousal=radius"])   # the command line wins over a preset
+    assert mixed["arousal"] == "radius"
 
 
 def backend_overrides(group, option, tmp_path, stack) -> list[str]:

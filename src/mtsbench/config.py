@@ -14,10 +14,18 @@ class ConfigError(Exception):
     """A bad override or config; its str is one line."""
 
 
+COMPOSITE_GROUPS = ("preset", "experiment")   # set many groups at once; not mechanisms
+
+
 def groups() -> dict[str, list[str]]:
     """Every config group and its options, read from the packaged ``configs/`` folder."""
     return {d.name: sorted(p.stem for p in d.glob("*.yaml"))
             for d in sorted(CONFIG_DIR.iterdir()) if d.is_dir() and not d.name.startswith("_")}
+
+
+def mechanism_groups() -> dict[str, list[str]]:
+    """The groups that each choose one mechanism (every group but presets and experiments)."""
+    return {g: opts for g, opts in groups().items() if g not in COMPOSITE_GROUPS}
 
 
 def check_overrides(overrides: list[str]) -> None:
