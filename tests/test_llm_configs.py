@@ -20,7 +20,7 @@ def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
         assert isinstance(live, OpenAILLM) and live.params == {"temperature": 0.0, "seed": 5}
         assert (live.timeout, live.max_retries, live.on_failure) == (60.0, 2, "raise")
         check_component("llm", live)
-        assert len(server.requests) == 1
+        assert len(server.requests) == 6   # one request per task: check_llm asks all six
     cfg, _ = compose(["llm=replay", f"llm.cassette={cassette}"])
     replay = instantiate(cfg.llm)
     assert isinstance(replay, ReplayLLM) and replay.model == "fake"
