@@ -121,13 +121,10 @@ class MemoryAgent:
             targets.append(ids[order][hit])
             amounts.append(gain[hit])
         self._arousal_cost.tiers_searched = self.index.n_tiers
-        if not targets or not sum(len(t) for t in targets):
-            return np.zeros(0, dtype=np.int64)
         targets, amounts = np.concatenate(targets), np.concatenate(amounts)
-        self.attention.arouse(self.store, targets, amounts, self.now)
-        uniq, where = np.unique(targets, return_inverse=True)
-        total = np.zeros(len(uniq))
-        np.add.at(total, where, amounts)
+        if not len(targets):
+            return targets
+        uniq, total = self.attention.arouse(self.store, targets, amounts, self.now)
         self._emit("aroused", ids=[int(i) for i in uniq], amounts=[round(float(a), 4) for a in total])
         return uniq
 

@@ -69,12 +69,16 @@ class DualAttention:
         store.short_s[ids] = self.short_decay.strengthen(store.short_s[ids])
         store.recalls[ids] += 1
 
-    def arouse(self, store: MemoryStore, ids: np.ndarray, amounts: np.ndarray, now: float) -> None:
-        """Regional arousal: add ``amounts`` to the short-term part only."""
+    def arouse(self, store: MemoryStore, ids: np.ndarray, amounts: np.ndarray,
+               now: float) -> tuple[np.ndarray, np.ndarray]:
+        """Regional arousal: add ``amounts`` to the short-term part only (repeated ids add up).
+
+        Returns the distinct ids and the total amount each received.
+        """
         ids, where = np.unique(ids, return_inverse=True)
         summed = np.zeros(len(ids))
         np.add.at(summed, where, amounts)
-        amounts = summed
         long, short = self.parts(store, ids, now)
-        store.short_v[ids] = boost(short, amounts, np.maximum(self.cap - long, 0.0))
+        store.short_v[ids] = boost(short, summed, np.maximum(self.cap - long, 0.0))
         store.short_t[ids] = now
+        return ids, summed
