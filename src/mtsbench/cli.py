@@ -22,6 +22,20 @@ commands:
   report DIR                  rewrite report.md of a run directory"""
 
 
+def user_error(e: BaseException) -> str | None:
+    """The one-line message of an error the user caused (a bad scenario, override or LLM
+    setup), looking through the exceptions Hydra wraps it in; None for anything else."""
+    from .config import ConfigError
+    from .llm.base import LLMError
+    from .scenario.loader import ScenarioError
+
+    while e is not None:
+        if isinstance(e, (ScenarioError, ConfigError, LLMError)):
+            return str(e)
+        e = e.__cause__
+    return None
+
+
 def _fail(message: str, code: int = 2) -> int:
     print(f"mtsbench: {message}", file=sys.stderr)
     return code
@@ -57,11 +71,9 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def check_main(argv: list[str]) -> int:
-    from .config import ConfigError, compose
-    from .llm.base import LLMError, llm_error_in
+    from .config import compose
     from .report.markdown import failures, table
     from .runner import run
-    from .scenario.loader import ScenarioError
 
     parser = argparse.ArgumentParser(prog="mtsbench check", description="Run scenarios with the reference "
                                      "configuration (plus overrides); exit 1 if any expectation fails.")
@@ -74,11 +86,8 @@ def check_main(argv: list[str]) -> int:
         cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
         frame = run(cfg, out, choices)
-    except (ConfigError, ScenarioError, LLMError) as e:
-        return _fail(str(e))
-    except Exception as e:  # Hydra's errors are multi-line: keep the LLM cause or the first line
-        cause = llm_error_in(e)
-        return _fail(str(cause) if cause else f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    except Exception as e:  # Hydra's own errors are multi-line: keep their first line
+        return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)
     n_checks = int((frame["check"] != "probe").sum())
     print(f"{n_checks - len(failed)} of {n_checks} expectations passed in "

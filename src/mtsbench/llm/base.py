@@ -65,15 +65,6 @@ class LLMError(Exception):
         super().__init__(f"LLM task {task} failed: {self.reason}" if task else f"LLM backend: {self.reason}")
 
 
-def llm_error_in(e: BaseException) -> "LLMError | None":
-    """The LLMError behind ``e`` (Hydra wraps errors raised while instantiating a backend)."""
-    while e is not None:
-        if isinstance(e, LLMError):
-            return e
-        e = e.__cause__
-    return None
-
-
 @dataclass(frozen=True)
 class Item:
     """An item of the perception stream to be labelled. ``hints`` are read by the mock only."""
