@@ -35,7 +35,7 @@ def test_normal_answers_for_every_task(server):
     assert isinstance(llm.summarize([ITEM]), Summary)
     assert isinstance(llm.merge_event("A trip.", "It rained.", "en"), str)
     assert isinstance(llm.judge_relation(fact, fact, "zh"), Relation)
-    assert 0 <= llm.reassess_belief(fact, ["said so"], "en") <= 1
+    assert 0 <= llm.reassess_belief(fact, [fact], "en") <= 1
     assert llm.infer(ITEM, []) == ()
     assert [task_of(body) for _, body in server.requests] == [
         "rate_attention", "summarize", "merge_event", "judge_relation", "reassess_belief", "infer"]

@@ -19,7 +19,7 @@ FAST = {"retry-after-ms": "1"}
 def every_task(llm, text="Milk is on the table."):
     item = Item(text, "perceive", "s", "en")
     return [llm.rate_attention(item, []), llm.summarize([item]), llm.merge_event("A.", "B.", "en"),
-            llm.judge_relation(FACT, FACT, "zh"), llm.reassess_belief(FACT, ["x"], "en"), llm.infer(item, [])]
+            llm.judge_relation(FACT, FACT, "zh"), llm.reassess_belief(FACT, [FACT], "en"), llm.infer(item, [])]
 
 
 def record(tmp_path, push=(), **kw):

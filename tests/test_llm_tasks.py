@@ -35,7 +35,8 @@ def calls(llm):
         "summarize": llm.summarize(TURNS),
         "merge_event": llm.merge_event("The user flies to Disneyland on Friday", "The flight was delayed.", "en"),
         "judge_relation": llm.judge_relation(Fact("user.allergy.milk", False, "Not allergic", 0.6), old, "en"),
-        "reassess_belief": llm.reassess_belief(old, ["The user said so on day 0"], "en"),
+        "reassess_belief": llm.reassess_belief(old, [Fact("user.allergy.milk", True, "Allergic, said again", 0.5)],
+                                               "en"),
         "infer": llm.infer(INFO, ["The user slept badly"]),
     }
 
@@ -44,9 +45,10 @@ def calls(llm):
 def test_every_task_parses_a_valid_answer_into_its_result_type():
     answers = {
         "rate_attention": ({"score": 7.5}, 7.5),
-        "summarize": ({"summary": "S.", "facts": [{"key": "k", "value": "tea", "text": "t", "belief": 0.6}],
-                       "events": [{"category": "trip", "text": "x", "valid_days": 2}]},
-                      Summary("S.", (Fact("k", "tea", "t", 0.6),), (EventTag("trip", "x", 2 * DAY),))),
+        "summarize": ({"summary": "S.", "facts": [{"key": "k", "value": "tea", "text": "t", "belief": 0.6,
+                                                   "turns": [2]}],
+                       "events": [{"category": "trip", "text": "x", "valid_days": 2, "turns": [1, 2]}]},
+                      Summary("S.", (Fact("k", "tea", "t", 0.6, (2,)),), (EventTag("trip", "x", 2 * DAY, (1, 2)),))),
         "merge_event": ({"text": " A then B. "}, "A then B."),
         "judge_relation": ({"label": "contradicts", "strength": 0.9}, Relation("contradicts", 0.9)),
         "reassess_belief": ({"belief": 0.25}, 0.25),
@@ -112,6 +114,16 @@ def test_schemas_are_strict_mode_objects():
         assert task.response_format("json_schema")["json_schema"]["name"] == task.name
 
 
+def test_a_summary_without_turns_names_no_turn():
+    obj = {"summary": "S.", "facts": [{"key": "k", "value": 1, "text": "t", "belief": 0.5}],
+           "events": [{"category": "trip", "text": "x", "valid_days": None}]}
+    s = TASKS["summarize"].parse(json.dumps(obj))
+    assert s.facts[0].turns == () and s.events[0].turns == ()
+    bad = {**obj, "facts": [{**obj["facts"][0], "turns": ["one"]}]}
+    with pytest.raises(AnswerError, match=r"facts\[0\]\.turns\[0\]: expected an integer"):
+        TASKS["summarize"].parse(json.dumps(bad))
+
+
 # -- prompts ----------------------------------------------------------------------------
 def test_every_task_has_an_english_and_a_chinese_prompt():
     fact = Fact("user.drink", "tea", "The user drinks tea", 0.7)
@@ -119,7 +131,7 @@ def test_every_task_has_an_english_and_a_chinese_prompt():
         item = Item("桌上有一杯牛奶。" if language == "zh" else "Milk is on the table.", "perceive", "s", language)
         rendered = [prompts.rate_attention_prompt(item, []), prompts.summarize_prompt([item]),
                     prompts.merge_event_prompt("A", "B", language), prompts.judge_relation_prompt(fact, fact, language),
-                    prompts.reassess_belief_prompt(fact, ["e"], language), prompts.infer_prompt(item, []),
+                    prompts.reassess_belief_prompt(fact, [fact], language), prompts.infer_prompt(item, []),
                     prompts.system_prompt(language),
                     prompts.repair_prompt("score: 11 is above the maximum 10", language)]
         for text in rendered:
@@ -133,12 +145,12 @@ def test_mock_answers_every_task_from_the_hints():
     out = calls(MockLLM())
     assert out["rate_attention"] == 10.0
     s = out["summarize"]
-    assert s.facts == (Fact("user.allergy.milk", True, "The user is allergic to milk", 0.8),)
-    assert s.events == (EventTag("trip.disneyland", "We fly to Disneyland on Friday.", 30 * DAY),)
+    assert s.facts == (Fact("user.allergy.milk", True, "The user is allergic to milk", 0.8, (1,)),)
+    assert s.events == (EventTag("trip.disneyland", "We fly to Disneyland on Friday.", 30 * DAY, (3,)),)
     assert s.text == "I'm allergic to milk. Thanks, noted! We fly to Disneyland on Friday."
     assert out["merge_event"] == "The user flies to Disneyland on Friday. The flight was delayed."
     assert out["judge_relation"] == Relation("contradicts", 1.0)
-    assert out["reassess_belief"] == 0.7
+    assert out["reassess_belief"] == pytest.approx(1 - 0.3 * 0.5)   # restated: noisy-or of 0.7 and 0.5
     assert out["infer"] == (Impression("user.health.cold", "The user may have a cold", 0.4, 5 * DAY),)
 
 

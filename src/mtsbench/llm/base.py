@@ -11,7 +11,8 @@ tasks (DESIGN §1, §2):
   development merged in, keeping the storyline.
 - ``judge_relation(new, old, language) -> Relation``: same / contradicts / unrelated,
   with a strength 0..1.
-- ``reassess_belief(fact, evidence, language) -> float``: belief 0..1 in a fact.
+- ``reassess_belief(fact, evidence, language) -> float``: belief 0..1 in a fact, given
+  newer facts (each with its own belief) that restate or contradict it.
 - ``infer(info, context) -> tuple[Impression, ...]``: impressions drawn from new info.
 
 Failure contract (real backends): an answer that stays malformed or out of range after
@@ -67,13 +68,18 @@ class LLMError(Exception):
 
 @dataclass(frozen=True)
 class Item:
-    """An item of the perception stream to be labelled. ``hints`` are read by the mock only."""
+    """An item of the perception stream to be labelled. ``hints`` are read by the mock only.
+
+    ``sources`` are the steps a derived item (a summary, an event, a conjecture) was made
+    from: their memories are its content, not associations, so labelling skips them.
+    """
 
     text: str
     kind: str
     step: str
     language: str = "en"
     hints: Hints = field(default_factory=Hints)
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ class Fact:
     value: FactValue
     text: str
     belief: float = 0.7
+    turns: tuple[int, ...] = ()     # 1-based numbers of the summarised turns that state it
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ class EventTag:
     category: str
     text: str
     valid: float | None = None
+    turns: tuple[int, ...] = ()     # 1-based numbers of the summarised turns that tell of it
 
 
 @dataclass(frozen=True)
@@ -210,8 +218,9 @@ class LLM(Protocol):
         """Whether ``new`` is the same fact as ``old``, contradicts it, or is unrelated."""
         ...
 
-    def reassess_belief(self, fact: Fact, evidence: Sequence[str], language: str = "en") -> float | None:
-        """Belief 0..1 in ``fact`` given the ``evidence`` texts."""
+    def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
+        """Belief 0..1 in ``fact`` (its current belief given) in the light of newer ``evidence``
+        facts that restate or contradict it, each with the belief it was stated with."""
         ...
 
     def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...] | None:

@@ -121,7 +121,7 @@ class ChatLLM:
     def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation | None:
         return self._ask(JUDGE_RELATION, judge_relation_prompt(new, old, language), language)
 
-    def reassess_belief(self, fact: Fact, evidence: Sequence[str], language: str = "en") -> float | None:
+    def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
         return self._ask(REASSESS_BELIEF, reassess_belief_prompt(fact, evidence, language), language)
 
     def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...] | None:

@@ -18,15 +18,22 @@ The other tasks, and their fallbacks when hints are absent:
 
 - summarize — the summary is the first sentence of each turn, joined; the facts are the
   turns' ``facts`` hints, the events their ``event`` hints (an event without ``text``
-  takes its turn's first sentence). No hints: no facts, no events.
+  takes its turn's first sentence), each naming the turn it came from. No hints: no
+  facts, no events.
 - merge_event — the event's text, ended as a sentence, followed by the new text (the
   storyline in order); the event's text unchanged if it already contains the new text.
 - judge_relation — same key and equal value → ``same``, same key and another value →
   ``contradicts``, otherwise ``unrelated``; strength 1 (the hints are ground truth).
   Values are equal when both are booleans, both numbers or both strings (compared
   case- and surrounding-space-insensitively) and match.
-- reassess_belief — the fact's own belief (the belief its hint gave it); the evidence
-  is not read.
+- reassess_belief — what a perfect judge would conclude from the fact's belief b and the
+  newer facts j (belief b_j) that restate it (S: same key, equal value) or contradict it
+  (C: same key, another value), as independent sources::
+
+      belief = (1 - (1 - b) * prod_{j in S} (1 - b_j)) * prod_{j in C} (1 - b_j)
+
+  so a restatement raises belief (noisy-or) and a contradiction lowers it in proportion
+  to the contradicting fact's belief. Facts with other keys are not read.
 - infer — the item's ``infer`` hints as impressions; none without hints.
 
 Noise: with ``noise`` = σ > 0 every number the mock outputs gets Gaussian noise of
@@ -114,6 +121,20 @@ def same_value(a: FactValue, b: FactValue) -> bool:
     return a == b
 
 
+def reassessed_belief(fact: Fact, evidence: Sequence[Fact]) -> float:
+    """(1 - (1 - b) * prod_same (1 - b_j)) * prod_contradicting (1 - b_j) (see module docstring).
+
+    >>> f = Fact("user.drink", "tea", "The user drinks tea", 0.7)
+    >>> reassessed_belief(f, [Fact("user.drink", "Tea", "tea again", 0.5)])      # 1 - 0.3 * 0.5
+    0.85
+    >>> reassessed_belief(f, [Fact("user.drink", "coffee", "coffee", 0.4)])      # 0.7 * 0.6
+    0.42
+    """
+    support = np.prod([1.0 - e.belief for e in evidence if e.key == fact.key and same_value(e.value, fact.value)])
+    against = np.prod([1.0 - e.belief for e in evidence if e.key == fact.key and not same_value(e.value, fact.value)])
+    return round(float((1.0 - (1.0 - fact.belief) * support) * against), 6)
+
+
 def _join(parts: Sequence[str], language: str) -> str:
     return ("" if lang(language) == "zh" else " ").join(p for p in parts if p)
 
@@ -176,16 +197,18 @@ class MockLLM:
         prompt = summarize_prompt(turns)
         noise = _Noise(self.noise, self.seed, "summarize", prompt)
         language = turns[0].language if turns else "en"
-        facts = tuple(Fact(h.key, h.value, h.text, round(noise.bounded(h.belief, 0.0, 1.0), 4))
-                      for t in turns for h in t.hints.facts)
+        facts = tuple(Fact(h.key, h.value, h.text, round(noise.bounded(h.belief, 0.0, 1.0), 4), (n,))
+                      for n, t in enumerate(turns, 1) for h in t.hints.facts)
         events = tuple(EventTag(t.hints.event.category, t.hints.event.text or first_sentence(t.text),
-                                noise.duration(t.hints.event.valid))
-                       for t in turns if t.hints.event is not None)
+                                noise.duration(t.hints.event.valid), (n,))
+                       for n, t in enumerate(turns, 1) if t.hints.event is not None)
         summary = Summary(_join([first_sentence(t.text) for t in turns], language), facts, events)
         self._answer("summarize", prompt, {
             "summary": summary.text,
-            "facts": [{"key": f.key, "value": f.value, "text": f.text, "belief": f.belief} for f in facts],
-            "events": [{"category": e.category, "text": e.text, "valid_days": _days(e.valid)} for e in events]})
+            "facts": [{"key": f.key, "value": f.value, "text": f.text, "belief": f.belief, "turns": list(f.turns)}
+                      for f in facts],
+            "events": [{"category": e.category, "text": e.text, "valid_days": _days(e.valid), "turns": list(e.turns)}
+                       for e in events]})
         return summary
 
     def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str:
@@ -203,9 +226,10 @@ class MockLLM:
         self._answer("judge_relation", prompt, {"label": label, "strength": strength})
         return Relation(label, strength)
 
-    def reassess_belief(self, fact: Fact, evidence: Sequence[str], language: str = "en") -> float:
+    def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float:
         prompt = reassess_belief_prompt(fact, evidence, language)
-        belief = round(_Noise(self.noise, self.seed, "reassess_belief", prompt).bounded(fact.belief, 0.0, 1.0), 4)
+        perfect = reassessed_belief(fact, evidence)
+        belief = round(_Noise(self.noise, self.seed, "reassess_belief", prompt).bounded(perfect, 0.0, 1.0), 4)
         self._answer("reassess_belief", prompt, {"belief": belief})
         return belief
 

@@ -42,29 +42,31 @@ SUMMARIZE = {
         "lowercase identifier of what the fact is about (e.g. user.allergy.milk), value what "
         "holds (true/false, a number or a short string), text the fact as a sentence, belief "
         "how sure you are that it holds (0-1). Two facts with the same key and different "
-        "values contradict each other.\n"
+        "values contradict each other. turns: the numbers of the turns that state it.\n"
         "3. events: major events in the user's life the turns mention (a trip, an illness, "
         "a move). category is a short lowercase name of the kind of event (e.g. trip.disneyland, "
         "illness.cold), text one sentence about it, valid_days how many days an event of this "
-        "category stays current (null if you cannot tell).\n"
+        "category stays current (null if you cannot tell), turns the numbers of the turns that tell of it.\n"
         "Use empty lists when there is nothing to extract.\n"
         "Turns:\n{turns}\n"
         'Answer with JSON: {{"summary": "...", "facts": [{{"key": "...", "value": ..., "text": "...", '
-        '"belief": <0-1>}}], "events": [{{"category": "...", "text": "...", "valid_days": <number or null>}}]}}'
+        '"belief": <0-1>, "turns": [<n>]}}], "events": [{{"category": "...", "text": "...", '
+        '"valid_days": <number or null>, "turns": [<n>]}}]}}'
     ),
     "zh": (
         "请为智能体的长期记忆总结下面的对话。\n"
         "1. summary：用几句话概括对话内容。\n"
         "2. facts：对话中陈述的关于用户的持久事实。key 是事实所指内容的点分小写标识（如 "
         "user.allergy.milk），value 是成立的值（true/false、数字或简短字符串），text 用一句话"
-        "陈述该事实，belief 是你认为它成立的把握（0-1）。key 相同而 value 不同的两个事实互相矛盾。\n"
+        "陈述该事实，belief 是你认为它成立的把握（0-1）。key 相同而 value 不同的两个事实互相矛盾。turns 是陈述该事实的对话编号。\n"
         "3. events：对话提到的用户生活中的大类事件（旅行、生病、搬家等）。category 是事件类别的"
         "简短小写名称（如 trip.disneyland、illness.cold），text 用一句话描述该事件，valid_days "
-        "是该类事件保持有效的天数（无法判断时为 null）。\n"
+        "是该类事件保持有效的天数（无法判断时为 null），turns 是提到该事件的对话编号。\n"
         "没有可提取的内容时使用空列表。\n"
         "对话：\n{turns}\n"
         '请用 JSON 回答：{{"summary": "...", "facts": [{{"key": "...", "value": ..., "text": "...", '
-        '"belief": <0-1>}}], "events": [{{"category": "...", "text": "...", "valid_days": <数字或 null>}}]}}'
+        '"belief": <0-1>, "turns": [<编号>]}}], "events": [{{"category": "...", "text": "...", '
+        '"valid_days": <数字或 null>, "turns": [<编号>]}}]}}'
     ),
 }
 
@@ -107,17 +109,20 @@ JUDGE_RELATION = {
 
 REASSESS_BELIEF = {
     "en": (
-        "How sure can an agent be that this fact about the user holds, given the evidence from "
-        "its memory below? Answer with a belief from 0 (surely false) to 1 (surely true).\n"
-        "Fact: {fact}\n"
-        "Evidence:\n{evidence}\n"
+        "How sure can an agent be that this fact about the user holds, now that the newer "
+        "facts below were stated? Each newer fact restates it or contradicts it (same key, "
+        "another value) and comes with the belief it was stated with. Answer with a belief from "
+        "0 (surely false) to 1 (surely true).\n"
+        "Fact (with its belief so far): {fact}\n"
+        "Newer facts:\n{evidence}\n"
         'Answer with JSON: {{"belief": <0-1>}}'
     ),
     "zh": (
-        "根据下面来自记忆的证据，智能体能在多大程度上相信这条关于用户的事实成立？"
+        "下面这些较新的事实陈述之后，智能体能在多大程度上相信这条关于用户的事实成立？"
+        "每条较新的事实或重申它，或与它矛盾（key 相同而 value 不同），并附有陈述时的置信度。"
         "请给出 0（肯定不成立）到 1（肯定成立）之间的置信度。\n"
-        "事实：{fact}\n"
-        "证据：\n{evidence}\n"
+        "事实（及其目前的置信度）：{fact}\n"
+        "较新的事实：\n{evidence}\n"
         '请用 JSON 回答：{{"belief": <0-1>}}'
     ),
 }
@@ -192,14 +197,14 @@ def rate_attention_prompt(item: Item, associated: Sequence[Association]) -> str:
 
 
 def summarize_prompt(turns: Sequence[Item]) -> str:
-    """The summarize prompt for ``turns`` (in the first turn's language), one line per turn.
+    """The summarize prompt for ``turns`` (in the first turn's language), one numbered line per turn.
 
-    >>> "- [用户] 我对牛奶过敏。" in summarize_prompt([Item("我对牛奶过敏。", "say", "s0", "zh")])
+    >>> "1. [用户] 我对牛奶过敏。" in summarize_prompt([Item("我对牛奶过敏。", "say", "s0", "zh")])
     True
     """
     lg = lang(turns[0].language if turns else "en")
     who = SPEAKERS[lg]
-    lines = "\n".join(f"- [{who.get(t.kind, t.kind)}] {t.text}" for t in turns) or NONE[lg]
+    lines = "\n".join(f"{n}. [{who.get(t.kind, t.kind)}] {t.text}" for n, t in enumerate(turns, 1)) or NONE[lg]
     return SUMMARIZE[lg].format(turns=lines)
 
 
@@ -211,9 +216,9 @@ def judge_relation_prompt(new: Fact, old: Fact, language: str = "en") -> str:
     return JUDGE_RELATION[lang(language)].format(new=render_fact(new), old=render_fact(old))
 
 
-def reassess_belief_prompt(fact: Fact, evidence: Sequence[str], language: str = "en") -> str:
+def reassess_belief_prompt(fact: Fact, evidence: Sequence[Fact], language: str = "en") -> str:
     lg = lang(language)
-    return REASSESS_BELIEF[lg].format(fact=render_fact(fact), evidence=_lines(evidence, lg))
+    return REASSESS_BELIEF[lg].format(fact=render_fact(fact), evidence=_lines([render_fact(e) for e in evidence], lg))
 
 
 def infer_prompt(info: Item, context: Sequence[str]) -> str:

@@ -9,7 +9,10 @@ in a repair request. Keys beyond the schema's are ignored. The same schema is se
 server as ``response_format`` (strict JSON-schema mode: every key required, no others).
 
 Durations are asked for in days (``valid_days``, ``ttl_days``: numbers a model states
-well) and converted to seconds in the results.
+well) and converted to seconds in the results. A summary's facts and events name the
+turns they come from (``turns``, 1-based numbers as the prompt numbers them); the key is
+in the strict schema, but an answer that leaves it out is read as ``[]`` (no turn named:
+the agent then credits every summarised turn) rather than refused.
 """
 
 from __future__ import annotations
@@ -118,9 +121,11 @@ def _obj(properties: dict) -> dict:
 _TEXT = {"type": "string", "minLength": 1}
 _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
 _VALUE = {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]}
-_FACT = _obj({"key": _TEXT, "value": _VALUE, "text": _TEXT, "belief": _UNIT})
+_TURNS = {"type": "array", "items": {"type": "integer"}}
+_FACT = _obj({"key": _TEXT, "value": _VALUE, "text": _TEXT, "belief": _UNIT, "turns": _TURNS})
 _EVENT = _obj({"category": _TEXT, "text": _TEXT,
-               "valid_days": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]}})
+               "valid_days": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]},
+               "turns": _TURNS})
 _IMPRESSION = _obj({"key": _TEXT, "text": _TEXT, "belief": _UNIT,
                     "ttl_days": {"type": "number", "exclusiveMinimum": 0}})
 
@@ -132,10 +137,11 @@ class Task:
     name: str
     schema: dict
     convert: Callable[[dict], Any]
+    prepare: Callable[[dict], dict] = lambda o: o     # fills keys an answer may leave out
 
     def parse(self, text: str) -> Any:
         """The validated, typed result of a model's answer text (AnswerError if unusable)."""
-        obj = extract_json(text)
+        obj = self.prepare(extract_json(text))
         validate(self.schema, obj)
         return self.convert(obj)
 
@@ -150,16 +156,27 @@ def _days(x: float | None) -> float | None:
     return None if x is None else float(x) * DAY
 
 
+def _fill_turns(o: dict) -> dict:
+    """Read a fact or event without ``turns`` as naming no turn (``[]``)."""
+    for name in ("facts", "events"):
+        items = o.get(name)
+        if isinstance(items, list):
+            o[name] = [x | {"turns": []} if isinstance(x, dict) and "turns" not in x else x for x in items]
+    return o
+
+
 def _summary(o: dict) -> Summary:
-    facts = tuple(Fact(f["key"].strip(), f["value"], f["text"].strip(), float(f["belief"])) for f in o["facts"])
-    events = tuple(EventTag(e["category"].strip(), e["text"].strip(), _days(e["valid_days"])) for e in o["events"])
+    facts = tuple(Fact(f["key"].strip(), f["value"], f["text"].strip(), float(f["belief"]), tuple(f["turns"]))
+                  for f in o["facts"])
+    events = tuple(EventTag(e["category"].strip(), e["text"].strip(), _days(e["valid_days"]), tuple(e["turns"]))
+                   for e in o["events"])
     return Summary(o["summary"].strip(), facts, events)
 
 
 RATE_ATTENTION = Task("rate_attention", _obj({"score": {"type": "number", "minimum": 0, "maximum": 10}}),
                       lambda o: float(o["score"]))
 SUMMARIZE = Task("summarize", _obj({"summary": _TEXT, "facts": {"type": "array", "items": _FACT},
-                                    "events": {"type": "array", "items": _EVENT}}), _summary)
+                                    "events": {"type": "array", "items": _EVENT}}), _summary, _fill_turns)
 MERGE_EVENT = Task("merge_event", _obj({"text": _TEXT}), lambda o: o["text"].strip())
 JUDGE_RELATION = Task("judge_relation", _obj({"label": {"type": "string", "enum": list(RELATION_LABELS)},
                                               "strength": _UNIT}),
