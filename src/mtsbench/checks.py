@@ -39,7 +39,7 @@ def check_llm(llm) -> None:
     fact = Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7)
     rel = llm.judge_relation(fact, fact)
     assert isinstance(rel, Relation) and 0.0 <= rel.strength <= 1.0, "judge_relation gives a Relation"
-    assert 0.0 <= llm.reassess_belief(fact, ["The user said so twice."]) <= 1.0, "belief lies in 0..1"
+    assert 0.0 <= llm.reassess_belief(fact, [fact]) <= 1.0, "belief lies in 0..1"
     impressions = llm.infer(item, ["The user is allergic to milk"])
     assert all(isinstance(i, Impression) and 0 <= i.belief <= 1 and i.ttl > 0 for i in impressions)
     assert llm.meter.calls == before + 6 and llm.meter.tokens > 0, "every call must be metered"
@@ -112,9 +112,52 @@ def check_arousal(arousal) -> None:
     assert np.all(agent.attention.total(agent.store, agent.store.live_ids(), agent.now) >= 0)
 
 
+def check_events(policy) -> None:
+    day = 86400.0
+    age = np.array([0.0, 1.0, 10.0, 100.0, 1000.0]) * day
+    for valid in (np.full(5, np.nan), np.full(5, 30 * day)):
+        stale = np.asarray(policy.stale(age, valid))
+        assert stale.shape == (5,) and stale.dtype == bool, "stale must return one bool per event"
+        assert np.all(np.diff(stale.astype(int)) >= 0), "an older event is never less stale"
+
+
+def check_belief(rule) -> None:
+    b0 = np.array([0.0, 0.3, 0.7, 1.0])
+    b, wp, wm = rule.initial(b0)
+    assert b.shape == b0.shape and np.all((b >= 0) & (b <= 1)), "initial belief must lie in 0..1"
+    previous = None
+    for e in (0.0, 0.2, 0.5, 0.8, 1.0):
+        nb, nwp, nwm = rule.update(b, wp, wm, np.full(4, e))
+        assert np.all((nb >= 0) & (nb <= 1)) and np.all(nwp >= 0) and np.all(nwm >= 0), \
+            "beliefs stay in 0..1 and evidence non-negative"
+        assert previous is None or np.all(nb >= previous - 1e-12), "a higher estimate never lowers the belief"
+        previous = nb
+    assert np.array_equal(rule.update(b, wp, wm, np.full(4, 0.6))[0], rule.update(b, wp, wm, np.full(4, 0.6))[0])
+
+
+def check_accumulate(rule) -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        b, d = rng.random(5), rng.random(5)
+        total = rule(b, d)
+        assert 0.0 <= total <= 1.0, "accumulated belief must lie in 0..1"
+        assert rule(np.append(b, 0.5), np.append(d, 1.0)) >= total - 1e-12, "an impression never lowers belief"
+        assert rule(b, np.minimum(d * 1.5, 1.0)) >= total - 1e-12, "fresher impressions never lower belief"
+    assert abs(rule(np.zeros(0), np.zeros(0))) <= 1e-12, "no impressions, no belief"
+
+
+def check_conflict(rule) -> None:
+    b_new, b_old = np.array([0.2, 0.5, 0.9]), np.array([0.8, 0.5, 0.1])
+    new_loses, keep = rule.resolve(b_new, b_old, np.ones(3))
+    assert np.asarray(new_loses).dtype == bool and np.asarray(new_loses).shape == (3,), "one bool per conflict"
+    assert np.all((keep >= 0) & (keep <= 1)), "the loser keeps a share 0..1 of its attention"
+    assert isinstance(rule.drops_loser, bool)
+
+
 CHECKERS = {
     "long_decay": check_decay, "short_decay": check_decay, "embedder": check_embedder, "llm": check_llm,
     "attention": check_labeller, "tiers": check_tiers, "depth": check_depth, "arousal": check_arousal,
+    "events": check_events, "belief": check_belief, "accumulate": check_accumulate, "conflict": check_conflict,
 }
 
 
