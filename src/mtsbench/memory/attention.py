@@ -69,6 +69,14 @@ class DualAttention:
         store.short_s[ids] = self.short_decay.strengthen(store.short_s[ids])
         store.recalls[ids] += 1
 
+    def weaken(self, store: MemoryStore, ids: np.ndarray, keep: np.ndarray, now: float) -> None:
+        """Scale both parts by ``keep`` (0..1): a fact that lost a contradiction loses attention."""
+        ids = np.asarray(ids)
+        long, short = self.parts(store, ids, now)
+        keep = np.clip(np.asarray(keep, dtype=float), 0.0, 1.0)
+        store.long_v[ids], store.short_v[ids] = long * keep, short * keep
+        store.long_t[ids] = store.short_t[ids] = now
+
     def arouse(self, store: MemoryStore, ids: np.ndarray, amounts: np.ndarray,
                now: float) -> tuple[np.ndarray, np.ndarray]:
         """Regional arousal: add ``amounts`` to the short-term part only (repeated ids add up).

@@ -62,6 +62,9 @@ class ExactTier:
     def members(self) -> np.ndarray:
         return self.ids[: self.size].copy()
 
+    def update(self, i: int, vector: np.ndarray) -> None:
+        self.vectors[self.pos[int(i)]] = vector
+
 
 class HnswTier:
     """A tier searched through an hnswlib graph (cosine space)."""
@@ -78,6 +81,7 @@ class HnswTier:
         self.index.set_ef(ef)
         self.present: set[int] = set()     # labels in the graph, deleted or not
         self.live: set[int] = set()
+        self.stale: set[int] = set()       # deleted labels whose memory got a new vector since
 
     @property
     def size(self) -> int:
@@ -87,6 +91,10 @@ class HnswTier:
         back = [int(i) for i in ids if int(i) in self.present]
         for i in back:
             self.index.unmark_deleted(i)
+        rewritten = [p for p, i in enumerate(ids) if int(i) in self.stale]
+        if rewritten:   # its text changed while it lived in another tier: refresh the vector
+            self.index.add_items(vectors[rewritten], np.asarray(ids)[rewritten].astype(np.uint64), num_threads=1)
+            self.stale.difference_update(int(ids[p]) for p in rewritten)
         new = np.array([int(i) not in self.present for i in ids], dtype=bool)
         if new.any():
             need = self.index.get_current_count() + int(new.sum())
@@ -110,6 +118,10 @@ class HnswTier:
 
     def members(self) -> np.ndarray:
         return np.array(sorted(self.live), dtype=np.int64)
+
+    def update(self, i: int, vector: np.ndarray) -> None:
+        """Replace a live member's vector (hnswlib updates an existing label in place)."""
+        self.index.add_items(vector[None, :], np.array([int(i)], dtype=np.uint64), num_threads=1)
 
 
 class TierIndexes:
@@ -151,3 +163,15 @@ class TierIndexes:
 
     def query(self, tier: int, q: np.ndarray, k: int):
         return self.tiers[tier].query(q, k)
+
+    def update(self, tier: int, i: int, vector: np.ndarray) -> None:
+        """Memory ``i`` of ``tier`` has a new vector (its text was rewritten); an HNSW tier
+        that held it before keeps the old vector until it comes back, then refreshes it."""
+        self.tiers[tier].update(i, vector)
+        for other, t in enumerate(self.tiers):
+            if other != tier and isinstance(t, HnswTier) and int(i) in t.present:
+                t.stale.add(int(i))
+
+    def remove(self, tier: int, i: int) -> None:
+        """Memory ``i`` leaves the indexes (it died)."""
+        self.tiers[tier].remove(i)

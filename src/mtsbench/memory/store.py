@@ -4,7 +4,8 @@ Rows are appended into preallocated arrays that double when full, so adding a me
 amortised O(1) and the vector matrix is never copied per insert. A memory is never
 removed; a merged-away memory is marked dead (``alive`` False) and skipped by searches.
 
-Attention is held per component c in {long, short} as (value ``c_v``, time of last
+A fact's belief is ``belief`` with its NARS evidence ``w_plus``/``w_minus`` (see
+``mechanisms.belief``). Attention is held per component c in {long, short} as (value ``c_v``, time of last
 update ``c_t`` in seconds, strength ``c_s``); its current value is computed lazily by
 ``memory.attention.DualAttention``.
 """
@@ -18,7 +19,8 @@ import numpy as np
 KINDS = ("turn", "perception", "fact", "summary", "event", "impression", "conjecture")
 KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 
-_FLOAT_COLUMNS = ("created", "belief", "long_v", "long_t", "long_s", "short_v", "short_t", "short_s")
+_FLOAT_COLUMNS = ("created", "belief", "w_plus", "w_minus", "long_v", "long_t", "long_s", "short_v", "short_t",
+                  "short_s")
 
 
 @dataclass
@@ -124,6 +126,17 @@ class MemoryStore:
                 self.by_step.setdefault(p[0], i)
         self.size += n
         return ids
+
+    def rewrite(self, i: int, text: str, vector: np.ndarray, provenance: tuple[str, ...]) -> None:
+        """Give memory ``i`` new text, vector and provenance (a merged event or fact)."""
+        self.text[i] = text
+        self.vectors[i] = vector
+        self.provenance[i] = tuple(provenance)
+        self.parts[i] = len(provenance)
+
+    def kill(self, i: int) -> None:
+        """Mark memory ``i`` dead (merged away or dropped): searches skip it from now on."""
+        self.alive[i] = False
 
     def kind_of(self, i: int) -> str:
         return KINDS[int(self.kind[i])]
