@@ -134,23 +134,22 @@ def evaluate_check(agent: MemoryAgent, c) -> tuple[str, bool, object, str]:
         value = None if i is None else int(store.tier[i])
         return "tier", value is not None and value <= c.max, value, f"{c.step} tier <= {c.max}"
     if isinstance(c, EventCountCheck):
-        n = sum(1 for i in range(store.size) if store.alive[i] and store.kind_of(i) == "event"
-                and store.meta[i].get("category") == c.category)
+        n = agent.events.count(agent, c.category)
         return "event_count", n == c.equals, n, f"{c.category} == {c.equals}"
     raise TypeError(f"unknown check {type(c).__name__}")
 
 
 def event_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[dict]:
-    """The ``event`` expectation, judged on the event memories at the end of the scenario."""
+    """The ``event`` expectation, judged once the step has been summarised: the step's event
+    is the event memory whose provenance names it (the first, if several do)."""
     want = result.step.expect.event
     if want is None:
         return []
-    store, sid = agent.store, result.step.id
-    events = [i for i in range(store.size) if store.alive[i] and store.kind_of(i) == "event"
-              and sid in store.provenance[i]]
+    sid = result.step.id
+    events = agent.events.containing(agent, sid)
     if not events:
         return [rows.row(result, "event", False, "no event", _event_text(want))]
-    parts = store.provenance[events[0]]
+    parts = agent.store.provenance[events[0]]
     if want.same_as:
         return [rows.row(result, "event", want.same_as in parts, " ".join(parts), _event_text(want))]
     earlier = parts[: parts.index(sid)]

@@ -4,7 +4,12 @@
 of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
 ``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
 probe), ``scored_total`` (every search, labelling included), ``llm_calls``, ``tokens``,
-``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task.
+``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task. These
+are the steps' own costs plus the background processes'. ``processes`` (per scenario and
+overall) gives the background processes apart — ``summarize``, ``consolidate``, ``infer``,
+each with runs, LLM calls, tokens, retries, failures, memories scored by their searches
+(``scored``), index queries and ``arousal_scored`` — so consolidation's cost never hides in
+probe cost.
 """
 
 from __future__ import annotations
@@ -46,6 +51,21 @@ def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int) -> dict:
     }
 
 
+def sum_processes(parts: list[dict]) -> dict:
+    """Per-process totals added up over scenarios.
+
+    >>> sum_processes([{"infer": {"runs": 1, "calls": 2}}, {"infer": {"runs": 2, "calls": 0}}])
+    {'infer': {'runs': 3, 'calls': 2}}
+    """
+    out: dict = {}
+    for part in parts:
+        for name, totals in part.items():
+            acc = out.setdefault(name, dict.fromkeys(totals, 0))
+            for k, v in totals.items():
+                acc[k] = acc.get(k, 0) + v
+    return out
+
+
 def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.DataFrame:
     out_dir.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame([r for run in runs for r in run.rows], columns=COLUMNS)
@@ -54,9 +74,11 @@ def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.
     scenarios = {}
     for run in runs:
         part = frame[frame["scenario"] == run.scenario.id]
-        scenarios[run.scenario.id] = aggregate(part, run.llm, run.searches["scored_total"]) | {"llm": run.llm}
+        scenarios[run.scenario.id] = (aggregate(part, run.llm, run.searches["scored_total"])
+                                      | {"processes": run.processes, "llm": run.llm})
     totals = {key: sum(r.llm[key] for r in runs) for key in ("calls", "tokens", "retries", "failures")}
     overall = aggregate(frame, totals, sum(r.searches["scored_total"] for r in runs))
+    overall["processes"] = sum_processes([r.processes for r in runs])
     summary = {"overall": overall, "scenarios": scenarios, "choices": choices}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
     with open(out_dir / "trace.jsonl", "w", encoding="utf-8") as f:

@@ -24,47 +24,65 @@ from .scenario.model import Scenario
 
 @dataclass
 class ScenarioRun:
-    """One scenario's rows, trace and LLM totals."""
+    """One scenario's rows, trace, LLM totals and background process costs."""
 
     scenario: Scenario
     rows: list[dict] = field(default_factory=list)
     trace: list[dict] = field(default_factory=list)
     llm: dict = field(default_factory=dict)
     searches: dict = field(default_factory=dict)
+    processes: dict = field(default_factory=dict)
 
 
 def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
-    """A fresh agent from the config's mechanism groups."""
+    """A fresh agent from the config's mechanism groups and process nodes."""
     attention = instantiate(cfg.dual, long_decay=instantiate(cfg.long_decay),
                             short_decay=instantiate(cfg.short_decay))
+    start = scenario.start
     return MemoryAgent(embedder=instantiate(cfg.embedder), llm=instantiate(cfg.llm), attention=attention,
                        labeller=instantiate(cfg.attention), retriever=instantiate(cfg.retrieval),
                        tiers=instantiate(cfg.tiers), depth=instantiate(cfg.depth), arousal=instantiate(cfg.arousal),
                        index=OmegaConf.to_container(cfg.index, resolve=True),
-                       rebalance_every=cfg.agent.rebalance_every, language=scenario.language)
+                       rebalance_every=cfg.agent.rebalance_every, language=scenario.language,
+                       summariser=instantiate(cfg.summarize), consolidator=instantiate(cfg.consolidation),
+                       inferrer=instantiate(cfg.inference), events=instantiate(cfg.events),
+                       belief=instantiate(cfg.belief), accumulate=instantiate(cfg.accumulate),
+                       conflict=instantiate(cfg.conflict),
+                       day_offset=start.hour * 3600 + start.minute * 60 + start.second)
 
 
 def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
+    """Replay one scenario. An ``event`` expectation is judged as soon as its step has been
+    summarised (at the latest when the scenario ends and what still waits is summarised)."""
     agent = build_agent(cfg, scenario)
     rows = RowMaker(scenario.id)
     out = ScenarioRun(scenario)
-    deferred = []
+    waiting: dict[str, object] = {}
     scored = 0
+
+    def judge_events(summarised: list[str]) -> None:
+        for sid in summarised:
+            if sid in waiting:
+                out.rows.extend(event_rows(rows, agent, waiting.pop(sid)))
+
     for step in scenario.steps:
         result = agent.step(step)
         scored += result.cost.scored
         if step.kind in ("say", "reply", "perceive"):
             out.rows += observation_rows(rows, result)
-            deferred.append(result)
+            if step.expect.event is not None:
+                waiting[step.id] = result
         elif step.kind == "probe":
             out.rows += probe_rows(rows, agent, result)
         elif step.kind == "check":
             out.rows += check_rows(rows, agent, result)
-    for result in deferred:
-        out.rows += event_rows(rows, agent, result)
+        judge_events(result.summarised)
+    judge_events(agent.finish())
+    judge_events(list(waiting))            # never summarised (summarisation off): judged as they are
     out.trace = [{"scenario": scenario.id, **e} for e in agent.trace]
     out.llm = agent.llm.meter.totals() | {"by_task": agent.llm.meter.by_task}
     out.searches = {"scored_total": scored, "memories": agent.store.size}
+    out.processes = agent.processes.totals
     return out
 
 

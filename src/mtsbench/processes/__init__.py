@@ -1,2 +1,2 @@
-"""Processes the agent runs on its memory: attention labelling (and, later, summaries,
-consolidation and inference)."""
+"""Processes the agent runs on its memory: attention labelling, summarisation with major
+events, consolidation at idle, and inference to conjectures."""

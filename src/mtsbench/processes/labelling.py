@@ -3,7 +3,9 @@
 ``Associative`` first recalls the item's associated memories — a shallow search at its
 own ``motivation``, keeping at most ``associations`` hits with relevance of at least
 ``min_relevance`` — and asks the LLM to score the item in the light of their attention.
-Those memories were recalled and used, so they are boosted (``boost``). ``CommonSense``
+Those memories were recalled and used, so they are boosted (``boost``). A derived item
+(summary, event, conjecture) does not associate the memories of its own source steps.
+``CommonSense``
 asks the LLM about the item alone: the ablation.
 """
 
@@ -48,6 +50,9 @@ class Associative:
     def label(self, memory, item, vector, now):
         found = memory.search(vector, self.associations, self.motivation, now)
         keep = found.relevance >= self.min_relevance
+        if item.sources:    # a derived item's own sources are its content, not associations
+            sources = set(item.sources)
+            keep &= np.array([not sources.intersection(memory.store.provenance[i]) for i in found.ids], dtype=bool)
         shown = [Association(memory.store.text[i], float(a), float(r))
                  for i, a, r in zip(found.ids[keep], found.attention[keep], found.relevance[keep])]
         llm: LLM = memory.llm

@@ -29,7 +29,7 @@ def failures(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict) -> Path:
     overall = summary["overall"]
-    rows = [{"scenario": sid, **{k: v for k, v in agg.items() if k != "llm"}}
+    rows = [{"scenario": sid, **{k: v for k, v in agg.items() if k not in ("llm", "processes")}}
             for sid, agg in summary["scenarios"].items()]
     per = pd.DataFrame(rows)
     cols = ["scenario", "checks", "passed", "recall", "hit_rate", "probes", "scored", "llm_calls", "tokens"]
@@ -46,6 +46,13 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict) -> Path:
     lines += ["## Scenarios", "", table(per, cols) if len(per) else "(none)", "",
               "## Failed expectations", ""]
     lines += [table(failed, ["scenario", "step", "check", "value", "expected"]) if len(failed) else "None.", ""]
+    processes = overall.get("processes") or {}
+    if processes:
+        per_process = pd.DataFrame([{"process": name, **totals} for name, totals in sorted(processes.items())])
+        lines += ["## Background processes", "",
+                  "Summarisation, consolidation and inference, metered apart from the steps' own cost.", "",
+                  table(per_process, ["process", "runs", "calls", "tokens", "failures", "scored", "arousal_scored"]),
+                  ""]
     probes = frame[frame["check"] == "probe"]
     if len(probes):
         lines += ["## Probes", "", table(probes, ["scenario", "step", "k", "recall", "scored",

@@ -1,0 +1,118 @@
+"""The inferrer (DESIGN §1.6): impressions accumulate belief under a TTL and become conjectures.
+
+After each item of the perception stream whose kind is in ``kinds`` (by default what the
+user says and what the agent perceives; not its own replies), the LLM's ``infer`` task
+gives impressions (key, text, belief, ttl), shown the texts of the memories the item's
+labelling associated as context. An impression is not a memory: the inferrer keeps, per
+key, the impressions' beliefs, times, TTLs and steps, and traces each one.
+
+When an impression of key K arrives, K's accumulated belief is computed in closed form from
+K's impressions only: B = accumulate(b, d) with d_i = exp(-3 age_i / ttl_i), or d_i = 1 with
+``ttl_decay: false`` (the ablation switch). Belief only fades between arrivals, so checking
+at arrivals is exact. When B >= ``threshold``, K becomes a conjecture: a timestamped
+``conjecture`` memory (key K, value true, belief B, ``meta.at`` its time) whose provenance
+is the steps of K's impressions still within their TTL; it is written back into the
+perception stream (labelled, never itself inferred from) and traced. While it is valid (up
+to the longest TTL of its impressions after its last one) new impressions of K join it
+instead of forming another. Impressions faded below 0.1% are forgotten when their key is
+touched, so a key's state stays small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..llm.base import Impression, Item
+from ..mechanisms.accumulate import ttl_weight
+
+FORGOTTEN = 1e-3
+WITHIN_TTL = float(np.exp(-3.0))   # an impression's weight at its TTL
+
+
+@dataclass
+class _Key:
+    """One key's impressions (parallel lists) and its live conjecture, if any."""
+
+    text: str = ""
+    belief: list[float] = field(default_factory=list)
+    at: list[float] = field(default_factory=list)
+    ttl: list[float] = field(default_factory=list)
+    step: list[str] = field(default_factory=list)
+    conjecture: int | None = None
+    valid_until: float = -np.inf
+
+
+class Inferrer:
+    """Impressions per key, accumulated by the ``accumulate`` rule, conjectures past ``threshold``."""
+
+    def __init__(self, threshold: float = 0.7, ttl_decay: bool = True, kinds=("say", "perceive"),
+                 enabled: bool = True):
+        self.threshold = threshold
+        self.ttl_decay = ttl_decay
+        self.kinds = tuple(kinds)
+        self.enabled = enabled
+        self.keys_: dict[str, _Key] = {}
+
+    def wants(self, item: Item) -> bool:
+        return self.enabled and item.kind in self.kinds
+
+    def observe(self, memory, item: Item, context: list[str]) -> list[int]:
+        """Infer from ``item``; returns the ids of conjectures formed."""
+        impressions = memory.llm.infer(item, context)
+        if impressions is None:
+            memory.emit("infer_failed", step=item.step)
+            return []
+        formed = []
+        for imp in impressions:
+            i = self._add(memory, imp, item.step)
+            if i is not None:
+                formed.append(i)
+        return formed
+
+    def weights(self, k: _Key, now: float) -> np.ndarray:
+        """d_i of a key's impressions at ``now``."""
+        return ttl_weight(now - np.array(k.at), np.array(k.ttl), self.ttl_decay)
+
+    def _add(self, memory, imp: Impression, step: str) -> int | None:
+        k = self.keys_.setdefault(imp.key, _Key())
+        k.text = imp.text
+        k.belief.append(imp.belief)
+        k.at.append(memory.now)
+        k.ttl.append(imp.ttl)
+        k.step.append(step)
+        d = self.weights(k, memory.now)
+        keep = d >= FORGOTTEN
+        if not keep.all():
+            for name in ("belief", "at", "ttl", "step"):
+                setattr(k, name, [x for x, kept in zip(getattr(k, name), keep) if kept])
+            d = d[keep]
+        accumulated = float(memory.accumulate(np.array(k.belief), d))
+        memory.emit("impression", key=imp.key, step=step, belief=imp.belief, ttl=imp.ttl,
+                    accumulated=round(accumulated, 4))
+        live = k.conjecture is not None and memory.store.alive[k.conjecture] and memory.now <= k.valid_until
+        if live:
+            self._extend(memory, k, step, imp.ttl)
+            return None
+        if accumulated < self.threshold:
+            return None
+        return self._conjecture(memory, imp.key, k, d, accumulated)
+
+    def _conjecture(self, memory, key: str, k: _Key, d: np.ndarray, belief: float) -> int:
+        within = d >= WITHIN_TTL - 1e-12
+        steps = tuple(dict.fromkeys(s for s, w in zip(k.step, within) if w))
+        item = Item(k.text, "conjecture", steps[-1], memory.language)
+        i = memory.remember(k.text, "conjecture", steps, item=item, key=key, value=True, belief=belief,
+                            meta={"at": memory.now})
+        k.conjecture = i
+        k.valid_until = memory.now + max(t for t, w in zip(k.ttl, within) if w)
+        memory.emit("conjecture", id=i, key=key, belief=round(belief, 4), steps=list(steps))
+        return i
+
+    def _extend(self, memory, k: _Key, step: str, ttl: float) -> None:
+        i = k.conjecture
+        parts = tuple(dict.fromkeys(memory.store.provenance[i] + (step,)))
+        memory.rewrite(i, memory.store.text[i], parts, reembed=False)
+        k.valid_until = max(k.valid_until, memory.now + ttl)
+        memory.emit("conjecture", id=i, key=memory.store.key[i], joined=step)

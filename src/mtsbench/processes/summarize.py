@@ -1,0 +1,111 @@
+"""Dialogue summarisation (DESIGN §1.4): summaries, the facts they state, their event tags.
+
+The ``Summariser`` collects the items of the perception stream (say, reply, perceive) and
+summarises them with the LLM's ``summarize`` task every ``every`` dialogue turns (say and
+reply; perceptions ride along and yield their facts too) and when a session ends: when a
+step comes more than ``session_gap`` after the last item, on an ``idle`` step, and at the
+end of the scenario. A summary yields
+
+- a ``summary`` memory whose provenance is the summarised steps, labelled for attention
+  like any perception (a perfect labeller rates it as its most salient part: the mock is
+  given the largest ``salience`` hint of the items) — unless fewer than ``min_items``
+  items were summarised: a summary of one turn would only repeat it;
+- a ``fact`` memory per extracted fact, with key, value and the belief rule's initial state
+  for the LLM's belief; its provenance is the turns the fact names (all summarised steps if
+  it names none). A fact inherits the attention its source turns hold now (the largest),
+  rather than costing another labelling call. New facts wait for consolidation;
+- each event tag, handed to the event tracker (``processes.events``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..llm.base import Item, Summary
+from ..scenario.model import Hints
+from ..scenario.times import parse_duration
+
+
+class Summariser:
+    """Summarise every ``every`` dialogue turns and at the end of each session."""
+
+    def __init__(self, every: int = 8, session_gap: float | str = "3h", min_items: int = 2, enabled: bool = True):
+        self.every = every
+        self.session_gap = session_gap
+        self.min_items = min_items
+        self.enabled = enabled
+        self.pending_: list[Item] = []
+        self.last_at_: float | None = None
+
+    @property
+    def gap_seconds(self) -> float:
+        g = self.session_gap
+        return parse_duration(g) if isinstance(g, str) else float(g)
+
+    def session_over(self, now: float) -> bool:
+        """Items are waiting and the last came more than ``session_gap`` before ``now``."""
+        return bool(self.pending_) and self.last_at_ is not None and now - self.last_at_ > self.gap_seconds
+
+    def add(self, item: Item, now: float) -> bool:
+        """Queue an item; True when ``every`` dialogue turns are waiting (time to summarise)."""
+        if not self.enabled:
+            return False
+        self.pending_.append(item)
+        self.last_at_ = now
+        return sum(1 for i in self.pending_ if i.kind in ("say", "reply")) >= self.every
+
+    def flush(self, memory) -> list[str]:
+        """Summarise what is waiting (nothing if nothing is); returns the summarised step ids."""
+        items, self.pending_ = self.pending_, []
+        if not items:
+            return []
+        steps = [i.step for i in items]
+        summary: Summary | None = memory.llm.summarize(items)
+        if summary is None:
+            memory.emit("summarize_failed", steps=steps)
+            return steps
+        language = items[0].language
+        sid = None
+        if len(items) >= self.min_items:
+            item = Item(summary.text, "summary", steps[-1], language, salience_of(items), tuple(steps))
+            sid = memory.remember(summary.text, "summary", tuple(steps), item=item)
+        memory.emit("summarized", id=sid, steps=steps, facts=len(summary.facts), events=len(summary.events))
+        for fact in summary.facts:
+            source = _named(steps, fact.turns)
+            score = _inherited(memory, source)
+            b, wp, wm = (float(x[0]) for x in memory.belief.initial(np.array([fact.belief])))
+            fid = memory.remember(fact.text, "fact", source, score=score, key=fact.key, value=fact.value,
+                                  belief=b, w_plus=wp, w_minus=wm)
+            memory.new_facts.append(fid)
+        for tag in summary.events:
+            source = _named(steps, tag.turns)
+            memory.events.tag(memory, tag, source, language, salience_of([i for i in items if i.step in source]))
+        return steps
+
+
+def salience_of(items: list[Item]) -> Hints:
+    """Hints for a derived item: the largest ``salience`` hint of its source items (if any has one).
+
+    >>> salience_of([Item("a", "say", "s0", hints=Hints(salience=3)), Item("b", "say", "s1")]).salience
+    3
+    """
+    known = [i.hints.salience for i in items if i.hints.salience is not None]
+    return Hints(salience=max(known)) if known else Hints()
+
+
+def _named(steps: list[str], turns: tuple[int, ...]) -> tuple[str, ...]:
+    """The step ids of the 1-based ``turns`` that exist (all steps if none does).
+
+    >>> _named(["a", "b", "c"], (3, 9)), _named(["a", "b"], ())
+    (('c',), ('a', 'b'))
+    """
+    named = [steps[t - 1] for t in dict.fromkeys(turns) if 1 <= t <= len(steps)]
+    return tuple(named or steps)
+
+
+def _inherited(memory, steps: tuple[str, ...]) -> float:
+    """The largest current attention among the memories of ``steps`` (0 if none is stored)."""
+    ids = np.array([memory.store.by_step[s] for s in steps if s in memory.store.by_step], dtype=np.int64)
+    if not len(ids):
+        return 0.0
+    return float(np.max(memory.attention.total(memory.store, ids, memory.now)))
