@@ -91,6 +91,16 @@ MALFORMED = {
     "bad_check": "step 1 (s1): check.belief.minimum: 'minimum' is not a known key; did you mean 'min'?",
     "bad_belief_check": "step 1 (s1): check.belief[1].max: expected a number from 0 to 1, got 2",
     "empty_check": "step 0 (s0): check: expected one or more of belief, conjecture, attention, tier, event_count",
+    # probe fields for imported benchmarks
+    "category_place": "step 0 (allergy): category: only allowed on probe steps, not on a 'say' step",
+    "bad_category": "step 1 (s1): category: expected non-empty text, got ''",
+    "bad_abstain": "step 1 (s1): abstain: expected true or false, got 'yes'",
+    "abstain_recall": "step 1 (s1): expect.recall: an abstaining probe (abstain: true) has no evidence to recall; "
+                      "drop one of them",
+    "bad_sessions": "step 1 (s1): expect.recall_sessions: expected a mapping {SESSION: [STEP...]}, got ['allergy']",
+    "empty_session": "step 1 (s1): expect.recall_sessions.first: expected a non-empty list of step ids, got []",
+    "sessions_ref": "step 1 (s1): expect.recall_sessions.first[1]: refers to unknown step 'alergy'; "
+                    "did you mean 'allergy'?",
 }
 SHAPE = re.compile(r"^(?:step \d+ \([^)]*\): )?(?:[a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*: )?\S")
 
@@ -152,6 +162,15 @@ def test_full_format_parses_into_typed_objects():
     assert s.step_by_id("table") is table and later.label == "step 9 (later)"
     with pytest.raises(KeyError):
         s.step_by_id("nowhere")
+
+
+def test_benchmark_probe_fields_parse():
+    s = load_scenario(DATA / "valid" / "benchmark_probes.yaml")
+    temporal, adversarial = s.steps[3], s.steps[4]
+    assert (temporal.category, temporal.abstain, temporal.expect.recall) == ("temporal", False, ("D1:1",))
+    assert temporal.expect.recall_sessions == (("session_1", ("D1:1", "D1:2")), ("session_2", ("D2:1",)))
+    assert (adversarial.category, adversarial.abstain, adversarial.expect) == ("adversarial", True, Expect())
+    assert [x.category for x in s.steps[:3]] == [None, None, None]
 
 
 def test_range_contains():

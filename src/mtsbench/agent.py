@@ -85,7 +85,7 @@ class MemoryAgent:
                  index: dict | None = None, rebalance_every: int = 20, language: str = "en",
                  summariser: Summariser | None = None, consolidator: Consolidator | None = None,
                  inferrer: Inferrer | None = None, events=None, belief=None, accumulate=None, conflict=None,
-                 day_offset: float = 0.0):
+                 day_offset: float = 0.0, rank_to: int = 0):
         self.embedder = embedder
         self.llm = llm
         self.attention = attention
@@ -104,6 +104,7 @@ class MemoryAgent:
         self.accumulate = accumulate or NoisyOr()
         self.conflict = conflict or WeakerLoses()
         self.day_offset = day_offset          # seconds past midnight at the scenario's start
+        self.rank_to = rank_to    # probes rank this deep for evaluation; only their top k are recalled
         self.store = MemoryStore(dim=embedder.dim)
         self.index = TierIndexes(embedder.dim, tiers.n_tiers, **(index or {}))
         self.processes = ProcessCosts()
@@ -123,10 +124,10 @@ class MemoryAgent:
     _emit = emit
 
     # -- searching and recalling -------------------------------------------------------
-    def search(self, vector: np.ndarray, k: int, motivation: float, now: float) -> Retrieval:
+    def search(self, vector: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0) -> Retrieval:
         """Search the tiers at this motivation (used by probes and by the processes)."""
         found = self.retriever.search(self.store, self.attention, self.index, self.depth, vector, k,
-                                      motivation, now)
+                                      motivation, now, rank_to=rank_to)
         self.processes.add_search(scored=found.cost.scored, index_queries=found.cost.index_queries)
         return found
 
@@ -324,7 +325,7 @@ class MemoryAgent:
 
     def _probe(self, step: Step) -> StepResult:
         vector = self.embedder.embed([step.text])[0]
-        found = self.search(vector, step.expect.k, step.motivation, self.now)
+        found = self.search(vector, step.expect.k, step.motivation, self.now, rank_to=self.rank_to)
         self.emit("retrieval", step=step.id, ids=[int(i) for i in found.ids],
                   scores=[round(float(s), 6) for s in found.scores], motivation=step.motivation,
                   scored=found.cost.scored, tiers_searched=found.cost.tiers_searched,

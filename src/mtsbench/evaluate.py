@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from . import evidence
 from .agent import MemoryAgent, StepResult
 from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Range, Step,
                              StepAttentionCheck, TierCheck)
@@ -74,8 +75,9 @@ def observation_rows(rows: RowMaker, result: StepResult) -> list[dict]:
     return [rows.row(result, "attention", want.contains(result.score), value, describe_range(want))]
 
 
-def probe_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[dict]:
-    """A probe row plus its ``recall`` and ``absent`` rows."""
+def probe_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult, depths: tuple[int, ...] = ()) -> list[dict]:
+    """A probe row (with evidence recall at ``depths``, see ``mtsbench.evidence``) plus its
+    ``recall`` and ``absent`` rows."""
     step, found = result.step, result.retrieval
     k = step.expect.k
     out: list[dict] = []
@@ -97,6 +99,7 @@ def probe_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[d
     passed = all(verdicts) if verdicts else None
     head = rows.row(result, "probe", passed, recall, " ".join(step.expect.recall) or None, k=k,
                     recall=None if recall is None else round(recall, 4), hit=hit)
+    head.update(evidence.probe_fields(step, [agent.store.provenance[int(i)] for i in found.ranked], depths))
     return [head, *out]
 
 

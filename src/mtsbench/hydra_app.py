@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 @hydra.main(config_path="configs", config_name="config", version_base="1.3")
 def app(cfg: DictConfig) -> None:
+    from . import evidence
     from .cli import user_error
     from .runner import run
 
@@ -27,5 +28,8 @@ def app(cfg: DictConfig) -> None:
         print(f"mtsbench: {user_error(e)}", file=sys.stderr)
         sys.exit(2)
     checks = frame[frame["check"] != "probe"]
+    recall_table = evidence.console(evidence.summarise(frame, evidence.depths_of(cfg)))
+    if recall_table:
+        print(recall_table)
     print(f"{int(checks['passed'].astype(bool).sum())} of {len(checks)} expectations passed; "
           f"report: {out / 'report.md'}")

@@ -4,7 +4,9 @@
 of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
 ``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
 probe), ``scored_total`` (every search, labelling included), ``llm_calls``, ``tokens``,
-``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task. These
+``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task;
+``evidence`` (recall@k at the configured depths, overall and per category: see
+``mtsbench.evidence``). The LLM figures
 are the steps' own costs plus the background processes'. ``processes`` (per scenario and
 overall) gives the background processes apart — ``summarize``, ``consolidate``, ``infer``,
 each with runs, LLM calls, tokens, retries, failures, memories scored by their searches
@@ -20,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import evidence
 from .evaluate import COLUMNS, INT_COLUMNS
 from .report.markdown import write_report
 
@@ -29,7 +32,7 @@ def _mean(series: pd.Series) -> float | None:
     return None if values.empty else round(float(values.mean()), 4)
 
 
-def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int) -> dict:
+def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[int, ...] = ()) -> dict:
     """Aggregates of one scenario's (or all) metric rows."""
     checks = rows[rows["check"] != "probe"]
     probes = rows[rows["check"] == "probe"]
@@ -48,6 +51,7 @@ def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int) -> dict:
         "tokens": int(llm["tokens"]),
         "llm_retries": int(llm["retries"]),
         "llm_failures": int(llm["failures"]),
+        "evidence": evidence.summarise(rows, depths),
     }
 
 
@@ -68,16 +72,17 @@ def sum_processes(parts: list[dict]) -> dict:
 
 def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.DataFrame:
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame = pd.DataFrame([r for run in runs for r in run.rows], columns=COLUMNS)
+    depths = evidence.depths_of(config)
+    frame = pd.DataFrame([r for run in runs for r in run.rows], columns=COLUMNS + evidence.columns(depths))
     frame = frame.astype({c: "Int64" for c in INT_COLUMNS})
     frame.to_csv(out_dir / "metrics.csv", index=False)
     scenarios = {}
     for run in runs:
         part = frame[frame["scenario"] == run.scenario.id]
-        scenarios[run.scenario.id] = (aggregate(part, run.llm, run.searches["scored_total"])
+        scenarios[run.scenario.id] = (aggregate(part, run.llm, run.searches["scored_total"], depths)
                                       | {"processes": run.processes, "llm": run.llm})
     totals = {key: sum(r.llm[key] for r in runs) for key in ("calls", "tokens", "retries", "failures")}
-    overall = aggregate(frame, totals, sum(r.searches["scored_total"] for r in runs))
+    overall = aggregate(frame, totals, sum(r.searches["scored_total"] for r in runs), depths)
     overall["processes"] = sum_processes([r.processes for r in runs])
     summary = {"overall": overall, "scenarios": scenarios, "choices": choices}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")

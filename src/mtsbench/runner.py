@@ -14,6 +14,7 @@ import pandas as pd
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from . import evidence
 from .agent import MemoryAgent
 from .evaluate import RowMaker, check_rows, event_rows, observation_rows, probe_rows
 from .outputs import write_outputs
@@ -48,7 +49,8 @@ def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
                        inferrer=instantiate(cfg.inference), events=instantiate(cfg.events),
                        belief=instantiate(cfg.belief), accumulate=instantiate(cfg.accumulate),
                        conflict=instantiate(cfg.conflict),
-                       day_offset=start.hour * 3600 + start.minute * 60 + start.second)
+                       day_offset=start.hour * 3600 + start.minute * 60 + start.second,
+                       rank_to=max(evidence.depths_of(cfg), default=0))
 
 
 def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
@@ -73,7 +75,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
             if step.expect.event is not None:
                 waiting[step.id] = result
         elif step.kind == "probe":
-            out.rows += probe_rows(rows, agent, result)
+            out.rows += probe_rows(rows, agent, result, evidence.depths_of(cfg))
         elif step.kind == "check":
             out.rows += check_rows(rows, agent, result)
         judge_events(result.summarised)

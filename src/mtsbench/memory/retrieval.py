@@ -4,6 +4,9 @@
 for the task's solving motivation, scoring each tier's candidates (all members of an
 exact tier; the ``candidates`` nearest of an HNSW tier) and returns the global top k with
 an exact ``SearchCost``: memories scored, tiers searched, index queries.
+
+``rank_to`` (evaluation only) also ranks the memories already scored down to that depth
+(``Retrieval.ranked``); the tier walk, the cost and the top k do not change with it.
 """
 
 from __future__ import annotations
@@ -35,13 +38,19 @@ class SearchCost:
 
 @dataclass
 class Retrieval:
-    """Ranked result of one search (best first)."""
+    """Ranked result of one search (best first): the top k, and ``ranked``, the ids of a
+    possibly deeper ranking of the same scored memories (top max(k, rank_to)) for evaluation."""
 
     ids: np.ndarray
     scores: np.ndarray
     relevance: np.ndarray
     attention: np.ndarray
     cost: SearchCost = field(default_factory=SearchCost)
+    ranked: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.ranked is None:
+            self.ranked = self.ids
 
 
 def rank(scores: np.ndarray, k: int) -> np.ndarray:
@@ -69,7 +78,7 @@ class TieredSearch:
         return self.relevance_weight * relevance + self.attention_weight * attention / 10.0
 
     def search(self, store: MemoryStore, attention: DualAttention, index: TierIndexes, depth: DepthPolicy,
-               query: np.ndarray, k: int, motivation: float, now: float) -> Retrieval:
+               query: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0) -> Retrieval:
         q = query.astype(np.float32)
         limit = depth.limit(motivation, index.n_tiers)
         cost = SearchCost()
@@ -91,5 +100,6 @@ class TieredSearch:
             empty = np.zeros(0)
             return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
         ids, scores, rel, att = (np.concatenate(x) for x in zip(*parts))
-        top = rank(scores, k)
-        return Retrieval(ids[top], scores[top], rel[top], att[top], cost)
+        deep = rank(scores, max(k, rank_to))
+        top = deep[:k]
+        return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep])

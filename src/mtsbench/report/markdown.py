@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import evidence
+
 
 def table(frame: pd.DataFrame, columns: list[str]) -> str:
     """A GitHub markdown table of ``columns`` (empty cells for missing values).
@@ -43,6 +45,7 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict) -> Path:
     ]
     if choices:
         lines += ["Configuration: " + ", ".join(f"`{g}={c}`" for g, c in sorted(choices.items())), ""]
+    lines += evidence.markdown(overall.get("evidence"))
     lines += ["## Scenarios", "", table(per, cols) if len(per) else "(none)", "",
               "## Failed expectations", ""]
     lines += [table(failed, ["scenario", "step", "check", "value", "expected"]) if len(failed) else "None.", ""]

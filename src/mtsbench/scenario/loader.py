@@ -27,8 +27,15 @@ in time, or inside an earlier step's idle; bad durations; duplicate step ids; re
 (``recall``, ``absent``, ``event.same_as``, ``check`` ``attention.step``/``tier.step``) that
 do not name an *earlier* say/reply/perceive/probe step; a scenario id that is not
 ``[a-z0-9_]+`` or differs from the file's stem; a language other than en or zh;
-expectations, hints or ``motivation`` on the wrong step kind; ``event`` expecting both or
-neither of ``same_as`` and ``new``.
+expectations, hints, ``motivation``, ``category`` or ``abstain`` on the wrong step kind;
+``event`` expecting both or neither of ``same_as`` and ``new``; an abstaining probe
+(``abstain: true``) that also expects ``recall`` or ``recall_sessions``.
+
+Probe fields for imported benchmarks (optional): ``category`` (text: the group its evidence
+recall is reported under, e.g. ``multi-hop``), ``abstain: true`` (the memory does not hold
+the answer: an adversarial or abstention question, reported but kept out of recall) and
+``expect.recall_sessions`` (``{SESSION: [STEP...]}``: a session counts as found when any
+of its steps is among the top k; session recall@k is the share found).
 """
 
 from __future__ import annotations
@@ -50,9 +57,9 @@ STEP_ID = re.compile(r"[A-Za-z0-9_.:\-]+")
 LANGUAGES = ("en", "zh")
 TOP_KEYS = ("id", "title", "language", "start", "tags", "steps")
 TOP_REQUIRED = ("id", "title", "language", "start", "steps")
-STEP_KEYS = ("id", "at", *STEP_KINDS, "motivation", "hints", "expect")
+STEP_KEYS = ("id", "at", *STEP_KINDS, "motivation", "category", "abstain", "hints", "expect")
 HINT_KEYS = ("salience", "facts", "event", "infer")
-EXPECT_KEYS = ("attention", "event", "recall", "absent", "k")
+EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions")
 CHECK_FIELDS = {  # allowed keys, required keys
     "belief": (("key", "value", "min", "max"), ("key",)),
     "conjecture": (("key", "present"), ("key",)),
@@ -232,7 +239,7 @@ def _hints(w: _Where, raw) -> Hints:
 def _expect(w: _Where, raw, kind: str, refs: _Refs) -> Expect:
     raw = _mapping(w, "expect", raw, EXPECT_KEYS)
     for key in raw:
-        if key in ("recall", "absent", "k") and kind != "probe":
+        if key in ("recall", "absent", "k", "recall_sessions") and kind != "probe":
             raise w.fail(f"expect.{key}", f"only allowed on probe steps, {_on(kind)}")
         if key in ("attention", "event") and kind not in OBSERVED_KINDS:
             raise w.fail(f"expect.{key}", f"only allowed on {_kinds(OBSERVED_KINDS)} steps, {_on(kind)}")
@@ -256,7 +263,17 @@ def _expect(w: _Where, raw, kind: str, refs: _Refs) -> Expect:
     recall = refs.many(w, "expect.recall", raw["recall"]) if "recall" in raw else ()
     absent = refs.many(w, "expect.absent", raw["absent"]) if "absent" in raw else ()
     k = _int(w, "expect.k", raw["k"], 1) if "k" in raw else 5
-    return Expect(attention, event, recall, absent, k)
+    sessions = ()
+    if "recall_sessions" in raw:
+        groups = raw["recall_sessions"]
+        if not isinstance(groups, dict) or not groups:
+            raise w.fail("expect.recall_sessions", f"expected a mapping {{SESSION: [STEP...]}}, got {_brief(groups)}")
+        for name, ids in groups.items():
+            field = f"expect.recall_sessions.{name}"
+            if not _list(w, field, ids, "a non-empty list of step ids"):
+                raise w.fail(field, "expected a non-empty list of step ids, got []")
+            sessions += ((str(name), refs.many(w, field, ids)),)
+    return Expect(attention, event, recall, absent, k, sessions)
 
 
 def _checks(w: _Where, raw, refs: _Refs) -> tuple:
@@ -450,8 +467,9 @@ def _steps(shown: str, raw_steps: list, start: datetime) -> tuple[Step, ...]:
         if at < idle_until:
             raise w.fail("at", f"{_when(at, start)} falls inside the idle of {idle_step}, "
                              f"which lasts until {_when(idle_until, start)}")
-        if "motivation" in rs and kind != "probe":
-            raise w.fail("motivation", f"only allowed on probe steps, {_on(kind)}")
+        for key in ("motivation", "category", "abstain"):
+            if key in rs and kind != "probe":
+                raise w.fail(key, f"only allowed on probe steps, {_on(kind)}")
         if "hints" in rs and kind not in TEXT_KINDS:
             raise w.fail("hints", f"only allowed on {_kinds(TEXT_KINDS)} steps, {_on(kind)}")
         refs = _Refs(sid, earlier, {x for x in ids[i + 1:] if x is not None})
@@ -461,7 +479,13 @@ def _steps(shown: str, raw_steps: list, start: datetime) -> tuple[Step, ...]:
         motivation = _number(w, "motivation", rs["motivation"], 0, 1) if "motivation" in rs else 0.5
         hints = _hints(w, rs["hints"]) if rs.get("hints") is not None else Hints()
         expect = _expect(w, rs["expect"], kind, refs) if rs.get("expect") is not None else Expect()
-        steps.append(Step(i, sid, at, kind, text, motivation, duration, hints, expect, checks))
+        category = _text(w, "category", rs["category"]) if "category" in rs else None
+        abstain = _bool(w, "abstain", rs["abstain"]) if "abstain" in rs else False
+        if abstain and (expect.recall or expect.recall_sessions):
+            field = "expect.recall" if expect.recall else "expect.recall_sessions"
+            raise w.fail(field, "an abstaining probe (abstain: true) has no evidence to recall; "
+                                "drop one of them")
+        steps.append(Step(i, sid, at, kind, text, motivation, duration, hints, expect, checks, category, abstain))
         earlier[sid], index_of[sid] = kind, i
         last_at = at
         if kind == "idle":

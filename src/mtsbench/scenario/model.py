@@ -122,13 +122,15 @@ Check = Union[BeliefCheck, ConjectureCheck, StepAttentionCheck, TierCheck, Event
 
 @dataclass(frozen=True)
 class Expect:
-    """Expectations: ``attention``/``event`` on say, reply, perceive; ``recall``/``absent``/``k`` on probe."""
+    """Expectations: ``attention``/``event`` on say, reply, perceive; ``recall``/``absent``/``k``
+    and ``recall_sessions`` (session name -> its step ids, in file order) on probe."""
 
     attention: Range | None = None
     event: EventExpect | None = None
     recall: tuple[str, ...] = ()
     absent: tuple[str, ...] = ()
     k: int = 5
+    recall_sessions: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,9 @@ class Step:
     """One timeline step. ``kind`` is one of STEP_KINDS; the fields of other kinds keep their defaults.
 
     ``text`` is set for say/reply/perceive/probe, ``motivation`` (0..1) matters for probe,
-    ``duration`` (seconds) for idle, ``checks`` (in file order) for check.
+    ``duration`` (seconds) for idle, ``checks`` (in file order) for check. A probe may have
+    a ``category`` (its evidence recall is also reported per category) and ``abstain``
+    (the memory does not hold the answer: no recall expectation, kept out of recall).
     """
 
     index: int
@@ -149,6 +153,8 @@ class Step:
     hints: Hints = Hints()
     expect: Expect = Expect()
     checks: tuple[Check, ...] = ()
+    category: str | None = None
+    abstain: bool = False
 
     @property
     def end(self) -> float:

@@ -1,0 +1,144 @@
+"""Evidence recall@k at several depths, per probe and per category (DESIGN §5).
+
+For a probe with evidence steps E (its ``recall``) and ranking r_1, r_2, ... (its search
+ranked ``max(k, max depth)`` deep over the memories that search scored; only its own top
+k are recalled, so the depths change no memory dynamics)::
+
+    recall@d = |{e in E : e in provenance(r_i) for some i <= d}| / |E|
+
+and, with sessions S_1..S_m (``recall_sessions``), ``session_recall@d`` = the share of
+sessions with at least one step found among the top d. A ranking shorter than d (the
+search scored fewer memories) simply finds nothing below its end.
+
+Aggregates are means over the probes that have evidence; abstaining probes and probes
+without evidence count in ``probes`` and ``scored`` (mean memories scored per probe) only.
+``config.evaluation.recall_at`` lists the depths (default 5, 10, 25, 50).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+DEFAULT_DEPTHS = (5, 10, 25, 50)
+
+
+def depths_of(config) -> tuple[int, ...]:
+    """The evaluation depths of a config (DictConfig or dict), sorted, without repeats."""
+    node = (config.get("evaluation") or {}) if config is not None else {}
+    return tuple(sorted({int(d) for d in (node.get("recall_at") or ())}))
+
+
+def columns(depths: tuple[int, ...]) -> list[str]:
+    """The metrics.csv columns this module fills on probe rows."""
+    return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths)]
+
+
+def recall_at(ranks: list[int | None], d: int) -> float:
+    """Share of 1-based ranks (None = not ranked) that are at most d.
+
+    >>> recall_at([1, 7, None, 30], 5), recall_at([1, 7, None, 30], 10), recall_at([1, 7, None, 30], 50)
+    (0.25, 0.5, 0.75)
+    """
+    return sum(r is not None and r <= d for r in ranks) / len(ranks)
+
+
+def first_ranks(provenance: list[tuple[str, ...]], steps: tuple[str, ...]) -> dict[str, int | None]:
+    """1-based rank of the first ranked memory whose provenance names each step.
+
+    >>> first_ranks([("a",), ("b", "c"), ("a",)], ("a", "c", "z"))
+    {'a': 1, 'c': 2, 'z': None}
+    """
+    out: dict[str, int | None] = {s: None for s in steps}
+    for rank, parts in enumerate(provenance, start=1):
+        for s in parts:
+            if s in out and out[s] is None:
+                out[s] = rank
+    return out
+
+
+def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...]) -> dict:
+    """The evidence columns of one probe row, from its ranking's provenance (best first)."""
+    out: dict = {"category": step.category, "abstain": True if step.abstain else None}
+    ranks = first_ranks(provenance, step.expect.recall)
+    sessions = step.expect.recall_sessions
+    session_ranks = []
+    if sessions:
+        every = first_ranks(provenance, tuple(s for _, group in sessions for s in group))
+        session_ranks = [min((every[s] for s in group if every[s] is not None), default=None) for _, group in sessions]
+    for d in depths:
+        out[f"recall@{d}"] = round(recall_at(list(ranks.values()), d), 4) if ranks else None
+        out[f"session_recall@{d}"] = round(recall_at(session_ranks, d), 4) if session_ranks else None
+    return out
+
+
+def _mean(values: pd.Series) -> float | None:
+    values = pd.to_numeric(values, errors="coerce").dropna()
+    return None if values.empty else round(float(values.mean()), 4)
+
+
+def _block(probes: pd.DataFrame, depths: tuple[int, ...]) -> dict:
+    has = pd.to_numeric(probes[f"recall@{depths[0]}"], errors="coerce").notna()
+    abstain = probes["abstain"].astype("boolean").fillna(False)
+    out = {"probes": int(len(probes)), "with_evidence": int(has.sum()), "abstain": int(abstain.sum()),
+           "scored": _mean(probes["scored"])}
+    for d in depths:
+        out[f"recall@{d}"] = _mean(probes[f"recall@{d}"])
+    for d in depths:
+        out[f"session_recall@{d}"] = _mean(probes[f"session_recall@{d}"])
+    return out
+
+
+def summarise(frame: pd.DataFrame, depths: tuple[int, ...]) -> dict | None:
+    """Evidence recall of a metrics table's probes: overall and ``by_category`` (None without depths)."""
+    if not depths or f"recall@{depths[0]}" not in frame:
+        return None
+    probes = frame[frame["check"] == "probe"]
+    out = {"depths": list(depths), **_block(probes, depths), "by_category": {}}
+    categories = probes["category"].dropna()
+    for category in sorted(set(categories.astype(str))):
+        out["by_category"][category] = _block(probes[probes["category"].astype(str) == category], depths)
+    return out
+
+
+def table_rows(evidence: dict) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (each category, then ``all``) of the evidence recall table."""
+    depths = evidence["depths"]
+    sessions = any(evidence.get(f"session_recall@{d}") is not None for d in depths)
+    head = ["category", "probes", "evidence", "abstain", *(f"R@{d}" for d in depths),
+            *(f"sR@{d}" for d in depths if sessions), "scored"]
+
+    def row(name, block):
+        cells = [name, block["probes"], block["with_evidence"], block["abstain"],
+                 *(block[f"recall@{d}"] for d in depths),
+                 *(block[f"session_recall@{d}"] for d in depths if sessions), block["scored"]]
+        return ["-" if c is None else f"{c:.3f}" if isinstance(c, float) else str(c) for c in cells]
+
+    rows = [row(c, b) for c, b in evidence["by_category"].items()] + [row("all", evidence)]
+    return head, rows
+
+
+def console(evidence: dict | None) -> str:
+    """Evidence recall@k per category and memories scored per probe, aligned for a terminal."""
+    if not evidence or not evidence["probes"]:
+        return ""
+    head, rows = table_rows(evidence)
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in [head, *rows]]
+    note = ("evidence recall@k (R@k: share of evidence steps in the top k; sR@k: of evidence sessions) and "
+            "memories scored per probe:")
+    return "\n".join([note, *lines])
+
+
+def markdown(evidence: dict | None) -> list[str]:
+    """The report.md section (empty without probes)."""
+    if not evidence or not evidence["probes"]:
+        return []
+    head, rows = table_rows(evidence)
+    lines = ["## Evidence recall", "",
+             "Share of each probe's evidence steps found in the top k of its ranking (`R@k`; `sR@k` for "
+             "evidence sessions), mean over probes with evidence; `scored` = memories scored per probe; "
+             "abstaining probes count in `probes` and `scored` only.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return lines + [""]
