@@ -1,4 +1,4 @@
-"""The ``mtsbench`` command: run, check, validate, scenarios, report.
+"""The ``mtsbench`` command: run, check, validate, scenarios, report, import.
 
 Every error the user can cause is printed as one line on stderr with exit code 2.
 """
@@ -19,7 +19,9 @@ commands:
                               run scenarios, exit 1 on any failed expectation
   validate FILES...           check scenario files, one line per problem
   scenarios [FILES|DIRS]      list scenarios
-  report DIR                  rewrite report.md of a run directory"""
+  report DIR                  rewrite report.md of a run directory
+  import locomo|longmemeval FILE -o DIR
+                              turn a benchmark file into scenario files (see mtsbench import -h)"""
 
 
 def user_error(e: BaseException) -> str | None:
@@ -128,8 +130,14 @@ def _scenarios(argv):
     return scenarios_main(argv)
 
 
+def _import(argv):
+    from .scenario.importers.command import import_main
+
+    return import_main(argv)
+
+
 COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
-            "report": report_main}
+            "report": report_main, "import": _import}
 
 
 def main(argv: list[str] | None = None) -> int:
