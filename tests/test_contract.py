@@ -58,12 +58,19 @@ def backend_overrides(group, option, tmp_path, stack) -> list[str]:
     return [f"llm.cassette={cassette}"]
 
 
+def skip_unless_installed(component) -> None:
+    """Skip an option whose optional extra is not installed (it lists the modules in ``requires``)."""
+    for module in getattr(component, "requires", ()):
+        pytest.importorskip(module, reason=f"optional: {module} is not installed")
+
+
 @pytest.mark.parametrize("group,option", OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
 def test_option_honours_contract_and_runs(group, option, tmp_path):
     with contextlib.ExitStack() as stack:
         extra = backend_overrides(group, option, tmp_path, stack)
         cfg, choices = compose([f"{group}={option}", *extra, SCENARIO])
         assert choices[group] == option
+        skip_unless_installed(instantiate(cfg[group]))
         check_component(group, instantiate(cfg[group]))
         frame = run(cfg, tmp_path / "run", choices)
         assert (tmp_path / "run" / "metrics.csv").exists() and len(frame) > 0

@@ -67,6 +67,8 @@ def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
             if sid in waiting:
                 out.rows.extend(event_rows(rows, agent, waiting.pop(sid)))
 
+    if hasattr(agent.embedder, "warm"):   # a caching embedder encodes the texts in batches up front
+        agent.embedder.warm([s.text for s in scenario.steps if s.text])
     for step in scenario.steps:
         result = agent.step(step)
         scored += result.cost.scored

