@@ -200,6 +200,7 @@ class MemoryAgent:
         self.store.tier[i] = tier
         self.index.add(tier, ids, vector[None, :])
         self.emit("created", id=i, kind=kind, steps=list(provenance), tier=tier)
+        self._spill(tier)
         if item is not None:
             self.emit("scored", id=i, score=labelled.score, associated=[int(j) for j in labelled.associated],
                       scored=labelled.cost.scored, tiers_searched=labelled.cost.tiers_searched)
@@ -242,6 +243,18 @@ class MemoryAgent:
         target = self._targets(ids, full=False)
         up = target < self.store.tier[ids]
         self._move(ids[up], target[up], "promoted")
+
+    def _spill(self, tier: int) -> None:
+        """A FIFO top tier (``tiers.fifo``) over its size hands its oldest members to ``overflow``."""
+        size = getattr(self.tiers, "fifo", None)
+        if size is None or tier != 0 or self.index.tiers[0].size <= size:
+            return
+        members = np.sort(self.index.tiers[0].members())     # ids grow with arrival time
+        out = members[: len(members) - size]
+        s = self.store
+        target = self.tiers.overflow(self.attention.total(s, out, self.now), s.recalls[out], s.parts[out],
+                                     (self.now - s.long_t[out]) / HOUR)
+        self._move(out, target, "spilled")
 
     def rebalance(self) -> None:
         """Re-tier every live memory (demotion by decay happens only here), vectorised."""
@@ -325,7 +338,8 @@ class MemoryAgent:
 
     def _probe(self, step: Step) -> StepResult:
         vector = self.embedder.embed([step.text])[0]
-        found = self.search(vector, step.expect.k, step.motivation, self.now, rank_to=self.rank_to)
+        context = getattr(self.retriever, "context", None)   # the working context; judged on its first k
+        found = self.search(vector, context or step.expect.k, step.motivation, self.now, rank_to=self.rank_to)
         self.emit("retrieval", step=step.id, ids=[int(i) for i in found.ids],
                   scores=[round(float(s), 6) for s in found.scores], motivation=step.motivation,
                   scored=found.cost.scored, tiers_searched=found.cost.tiers_searched,

@@ -45,7 +45,7 @@ def check_llm(llm) -> None:
     assert llm.meter.calls == before + 6 and llm.meter.tokens > 0, "every call must be metered"
 
 
-def _tiny_agent(labeller=None, **parts):
+def _tiny_agent(labeller=None, retriever=None, **parts):
     from .agent import MemoryAgent
     from .embed.hashing import Hashing
     from .llm.mock import MockLLM
@@ -58,7 +58,7 @@ def _tiny_agent(labeller=None, **parts):
 
     kw = dict(tiers=Flat(), depth=Full(), arousal=NoArousal()) | parts
     return MemoryAgent(Hashing(dim=64), MockLLM(), DualAttention(PowerLaw(), Exponential()),
-                       labeller or CommonSense(), TieredSearch(), **kw)
+                       labeller or CommonSense(), retriever or TieredSearch(), **kw)
 
 
 def _run_tiny(agent) -> None:
@@ -93,6 +93,13 @@ def check_tiers(policy) -> None:
         "every live memory must sit in exactly one tier index"
     for k in range(n):
         assert np.all(agent.store.tier[agent.index.tiers[k].members()] == k), "index and tier column must agree"
+    size = getattr(policy, "fifo", None)
+    if size is not None:
+        for i in range(size + 2):
+            agent.step(Step(5 + i, f"f{i}", agent.now + 60.0, "say", f"note number {i}", hints=Hints(salience=3.0)))
+        top = np.sort(agent.index.tiers[0].members())
+        assert top.tolist() == list(range(agent.store.size - size, agent.store.size)), \
+            "a FIFO top tier must hold exactly its newest memories"
 
 
 def check_depth(policy) -> None:
@@ -152,12 +159,25 @@ def check_conflict(rule) -> None:
     assert np.asarray(new_loses).dtype == bool and np.asarray(new_loses).shape == (3,), "one bool per conflict"
     assert np.all((keep >= 0) & (keep <= 1)), "the loser keeps a share 0..1 of its attention"
     assert isinstance(rule.drops_loser, bool)
+def check_retrieval(retriever) -> None:
+    """A query-time scorer ranks distinct memories best first, at most k, and counts its cost."""
+    agent = _tiny_agent(retriever=retriever)
+    _run_tiny(agent)
+    q = agent.embedder.embed(["cooking risotto"])[0]
+    for k in (1, 3, 10):
+        found = agent.search(q, k, 1.0, agent.now)
+        assert len(found.ids) <= k and len(np.unique(found.ids)) == len(found.ids), "at most k distinct memories"
+        assert np.all(np.isfinite(found.scores)) and np.all(np.diff(found.scores) <= 1e-12), "best first, finite"
+        assert found.cost.scored >= len(found.ids) and found.cost.tiers_searched >= 1, "the search cost is counted"
+    context = getattr(retriever, "context", None)
+    assert context is None or context >= 1, "context is a number of memories"
 
 
 CHECKERS = {
     "long_decay": check_decay, "short_decay": check_decay, "embedder": check_embedder, "llm": check_llm,
     "attention": check_labeller, "tiers": check_tiers, "depth": check_depth, "arousal": check_arousal,
     "events": check_events, "belief": check_belief, "accumulate": check_accumulate, "conflict": check_conflict,
+    "retrieval": check_retrieval,   # not a group: the retrieval node of config.yaml and of each preset
 }
 
 

@@ -80,18 +80,19 @@ def probe_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult, depths: t
     ``recall`` and ``absent`` rows."""
     step, found = result.step, result.retrieval
     k = step.expect.k
+    top = found.ids[:k]     # a probe retrieves retrieval.context memories; it is judged on the first k
     out: list[dict] = []
     recall = hit = None
     verdicts = []
     if step.expect.recall:
-        ranks = ranks_of(agent, found.ids, step.expect.recall)
+        ranks = ranks_of(agent, top, step.expect.recall)
         got = sum(r is not None for r in ranks.values())
         recall, hit = got / len(ranks), got == len(ranks)
         verdicts.append(hit)
         out.append(rows.row(result, "recall", hit, round(recall, 4), " ".join(step.expect.recall), k=k,
                             recall=round(recall, 4), hit=hit, ranks=_ranks_text(ranks)))
     if step.expect.absent:
-        ranks = ranks_of(agent, found.ids, step.expect.absent)
+        ranks = ranks_of(agent, top, step.expect.absent)
         false = [s for s, r in ranks.items() if r is not None]
         verdicts.append(not false)
         out.append(rows.row(result, "absent", not false, len(false), "none of " + " ".join(step.expect.absent),

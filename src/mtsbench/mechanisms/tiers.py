@@ -6,6 +6,10 @@ memories given, from arrays only (no clock): ``attention`` is the current total,
 length (provenance size), ``idle_hours`` the hours since the last recall or labelling.
 The agent applies promotions at once (after a recall or arousal) and demotions only at
 rebalance points.
+
+A policy may bound its top tier with a FIFO (attribute ``fifo`` = its size, as ``Fifo``
+does): a new memory enters tier 0, and when an arrival makes tier 0 hold more than
+``fifo`` memories the agent hands the oldest over to ``overflow``, which places them below.
 """
 
 from __future__ import annotations
@@ -134,3 +138,43 @@ class Heat:
 
     def assign(self, attention, current, recalls, length, idle_hours, full=True):
         return np.where(self.heat(recalls, length, idle_hours) >= self.threshold, 0, 1).astype(np.int8)
+
+
+class Fifo:
+    """MemoryOS's hierarchy: tier 0 is a short-term FIFO of the ``size`` newest memories;
+    a memory pushed out of it is placed by ``below``, one tier lower (``1 + below``).
+
+    ``assign`` keeps a tier-0 memory where it is (only an arrival evicts, through
+    ``overflow``) and places every other memory by ``below``; a new memory arrives with
+    tier 0. With ``below`` = ``Heat`` the tiers are 0 short-term, 1 hot mid-term (heat >=
+    threshold: MemoryOS promotes it to long-term persona memory), 2 cold mid-term.
+
+    >>> f = Fifo(size=2, below=Heat(threshold=5.0))
+    >>> f.n_tiers, f.assign(None, np.array([0, 2, 2]), np.array([0, 4, 0]), np.ones(3), np.zeros(3)).tolist()
+    (3, [0, 1, 2])
+    >>> f.overflow(None, np.array([0]), np.ones(1), np.zeros(1)).tolist()
+    [2]
+    """
+
+    def __init__(self, size: int = 7, below: TierPolicy | None = None):
+        self.size = size
+        self.below = below if below is not None else Heat()
+
+    @property
+    def fifo(self) -> int:
+        return self.size
+
+    @property
+    def n_tiers(self) -> int:
+        return 1 + self.below.n_tiers
+
+    def overflow(self, attention, recalls, length, idle_hours) -> np.ndarray:
+        """Tiers (>= 1) for memories leaving the FIFO."""
+        current = np.full(len(recalls), self.below.n_tiers - 1)
+        return (1 + self.below.assign(attention, current, recalls, length, idle_hours, full=True)).astype(np.int8)
+
+    def assign(self, attention, current, recalls, length, idle_hours, full=True):
+        current = np.asarray(current)
+        below = np.clip(current - 1, 0, self.below.n_tiers - 1)
+        placed = 1 + self.below.assign(attention, below, recalls, length, idle_hours, full=full)
+        return np.where(current == 0, 0, placed).astype(np.int8)

@@ -5,6 +5,12 @@ for the task's solving motivation, scoring each tier's candidates (all members o
 exact tier; the ``candidates`` nearest of an HNSW tier) and returns the global top k with
 an exact ``SearchCost``: memories scored, tiers searched, index queries.
 
+Query-time scoring is the ``score`` method: a subclass (``memory.scoring``) may replace
+the weighted sum, normalise over the candidates, or exclude a candidate by scoring it
+``-inf`` (a forgotten memory). The final ranking scores all candidates of the tiers
+searched together. ``context`` is how many memories a probe retrieves into the agent's
+working context (and so recalls); the probe is judged on the first k of them.
+
 ``rank_to`` (evaluation only) also ranks the memories already scored down to that depth
 (``Retrieval.ranked``); the tier walk, the cost and the top k do not change with it.
 """
@@ -68,21 +74,28 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
 class TieredSearch:
     """Search tier by tier down to the depth the motivation affords."""
 
-    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.3, candidates: int = 50):
+    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.3, candidates: int = 50,
+                 context: int | None = None):
         self.relevance_weight = relevance_weight
         self.attention_weight = attention_weight
         self.candidates = candidates
+        self.context = context
 
     def combine(self, relevance: np.ndarray, attention: np.ndarray) -> np.ndarray:
         """relevance_weight * relevance + attention_weight * attention / 10."""
         return self.relevance_weight * relevance + self.attention_weight * attention / 10.0
+
+    def score(self, store: MemoryStore, ids: np.ndarray, relevance: np.ndarray, attention: np.ndarray,
+              now: float) -> np.ndarray:
+        """Scores of the candidates ``ids`` (``-inf`` excludes one); here ``combine``."""
+        return self.combine(relevance, attention)
 
     def search(self, store: MemoryStore, attention: DualAttention, index: TierIndexes, depth: DepthPolicy,
                query: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0) -> Retrieval:
         q = query.astype(np.float32)
         limit = depth.limit(motivation, index.n_tiers)
         cost = SearchCost()
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         best, found = -np.inf, 0
         for tier in range(limit):
             ids, rel, scored = index.query(tier, q, max(self.candidates, k))
@@ -91,15 +104,19 @@ class TieredSearch:
             cost.index_queries += 1
             if len(ids):
                 att = attention.total(store, ids, now)
-                scores = self.combine(rel, att)
-                parts.append((ids, scores, rel, att))
-                best, found = max(best, float(scores.max())), found + len(ids)
+                scores = self.score(store, ids, rel, att, now)
+                parts.append((ids, rel, att))
+                best, found = max(best, float(scores.max())), found + int(np.isfinite(scores).sum())
             if tier + 1 < limit and not depth.go_deeper(tier + 1, best, found, k):
                 break
-        if not parts:
+        if parts:
+            ids, rel, att = (np.concatenate(x) for x in zip(*parts))
+            scores = self.score(store, ids, rel, att, now)
+            keep = np.isfinite(scores)
+            ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
+        if not parts or not len(ids):
             empty = np.zeros(0)
             return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
-        ids, scores, rel, att = (np.concatenate(x) for x in zip(*parts))
         deep = rank(scores, max(k, rank_to))
         top = deep[:k]
         return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep])

@@ -5,8 +5,9 @@ own ``motivation``, keeping at most ``associations`` hits with relevance of at l
 ``min_relevance`` — and asks the LLM to score the item in the light of their attention.
 Those memories were recalled and used, so they are boosted (``boost``). A derived item
 (summary, event, conjecture) does not associate the memories of its own source steps.
-``CommonSense``
-asks the LLM about the item alone: the ablation.
+``CommonSense`` asks the LLM about the item alone: the ablation. ``Constant`` gives every
+item the same score without asking anyone: designs that rate nothing (recency, MemoryBank,
+MemoryOS).
 """
 
 from __future__ import annotations
@@ -66,3 +67,19 @@ class CommonSense:
 
     def label(self, memory, item, vector, now):
         return Labelled(memory.llm.rate_attention(item, []))
+
+
+class Constant:
+    """Every item gets ``score``: no LLM call, no search (designs that rate nothing).
+
+    >>> Constant().label(None, None, None, 0.0).score
+    5.0
+    """
+
+    boost = False
+
+    def __init__(self, score: float = 5.0):
+        self.score = score
+
+    def label(self, memory, item, vector, now):
+        return Labelled(float(self.score))
