@@ -19,7 +19,7 @@ commands:
                               run scenarios, exit 1 on any failed expectation
   validate FILES...           check scenario files, one line per problem
   scenarios [FILES|DIRS]      list scenarios
-  report DIR                  rewrite report.md of a run directory
+  report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
   import locomo|longmemeval FILE -o DIR
                               turn a benchmark file into scenario files (see mtsbench import -h)"""
 
@@ -52,12 +52,14 @@ def run_main(argv: list[str]) -> int:
         return _fail(str(e))
     from .hydra_app import app
 
+    from .sweep import failed_jobs
+
     sys.argv = ["mtsbench", *argv]
     try:
         app()
     except SystemExit as e:
         return int(e.code or 0)
-    return 0
+    return 1 if failed_jobs else 0
 
 
 def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -87,7 +89,7 @@ def check_main(argv: list[str]) -> int:
         cfg, choices = compose(overrides)
         cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
-        frame = run(cfg, out, choices)
+        frame = run(cfg, out, choices, progress=True)
     except Exception as e:  # Hydra's own errors are multi-line: keep their first line
         return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)
@@ -101,20 +103,19 @@ def check_main(argv: list[str]) -> int:
 
 
 def report_main(argv: list[str]) -> int:
-    import json
+    from .report.aggregate import describe, write
+    from .report.jobs import ReportError
 
-    import pandas as pd
-
-    from .report.markdown import write_report
-
-    parser = argparse.ArgumentParser(prog="mtsbench report")
+    parser = argparse.ArgumentParser(prog="mtsbench report", description="summary.csv, figures and report.md of "
+                                     "a run directory or a sweep directory (multirun/DATE/TIME).")
     parser.add_argument("dir")
+    parser.add_argument("--out", help="write the report here (default: DIR itself)")
     ns = parser.parse_args(argv)
-    d = Path(ns.dir)
-    if not (d / "metrics.csv").is_file() or not (d / "summary.json").is_file():
-        return _fail(f"{d}: not a run directory (expected metrics.csv and summary.json)")
-    path = write_report(d, pd.read_csv(d / "metrics.csv"), json.loads((d / "summary.json").read_text()))
-    print(path)
+    try:
+        path = write(Path(ns.dir), Path(ns.out) if ns.out else None)
+    except ReportError as e:
+        return _fail(str(e))
+    print(describe(path))
     return 0
 
 

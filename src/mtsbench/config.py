@@ -14,13 +14,14 @@ class ConfigError(Exception):
     """A bad override or config; its str is one line."""
 
 
-COMPOSITE_GROUPS = ("preset", "experiment")   # set many groups at once; not mechanisms
+COMPOSITE_GROUPS = ("preset", "ablate", "experiment")   # set many groups at once; not mechanisms
 
 
 def groups() -> dict[str, list[str]]:
-    """Every config group and its options, read from the packaged ``configs/`` folder."""
+    """Every config group and its options, read from the packaged ``configs/`` folder
+    (``hydra/`` holds Hydra's own groups, e.g. the launchers)."""
     return {d.name: sorted(p.stem for p in d.glob("*.yaml"))
-            for d in sorted(CONFIG_DIR.iterdir()) if d.is_dir() and not d.name.startswith("_")}
+            for d in sorted(CONFIG_DIR.iterdir()) if d.is_dir() and not d.name.startswith("_") and d.name != "hydra"}
 
 
 def mechanism_groups() -> dict[str, list[str]]:

@@ -12,24 +12,35 @@ from omegaconf import DictConfig, OmegaConf
 
 @hydra.main(config_path="configs", config_name="config", version_base="1.3")
 def app(cfg: DictConfig) -> None:
+    """One job. A job that raises leaves ``failure.json``; in a sweep it then returns, so
+    the other jobs still run (``mtsbench.sweep``)."""
+    from hydra.types import RunMode
+
     from . import evidence
     from .cli import user_error
     from .runner import run
+    from .sweep import one_line, record_failure
 
     hc = HydraConfig.get()
     out = Path(hc.runtime.output_dir)
+    sweep = hc.mode == RunMode.MULTIRUN
     choices = {k: v for k, v in OmegaConf.to_container(hc.runtime.choices).items()
                if not k.startswith("hydra/") and v is not None}
     try:
-        frame = run(cfg, out, choices)
+        frame = run(cfg, out, choices, progress=not sweep)
     except Exception as e:
+        record_failure(out, e)
+        if sweep:
+            print(f"mtsbench: job {hc.job.num} failed: {one_line(e)}", file=sys.stderr)
+            return
         if user_error(e) is None:
             raise
         print(f"mtsbench: {user_error(e)}", file=sys.stderr)
         sys.exit(2)
-    checks = frame[frame["check"] != "probe"]
-    recall_table = evidence.console(evidence.summarise(frame, evidence.depths_of(cfg)))
-    if recall_table:
-        print(recall_table)
-    print(f"{int(checks['passed'].astype(bool).sum())} of {len(checks)} expectations passed; "
-          f"report: {out / 'report.md'}")
+    if not sweep:
+        checks = frame[frame["check"] != "probe"]
+        recall_table = evidence.console(evidence.summarise(frame, evidence.depths_of(cfg)))
+        if recall_table:
+            print(recall_table)
+        print(f"{int(checks['passed'].astype(bool).sum())} of {len(checks)} expectations passed; "
+              f"report: {out / 'report.md'}")

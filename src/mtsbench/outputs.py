@@ -1,4 +1,4 @@
-"""Writes a run directory: metrics.csv, summary.json, trace.jsonl, report.md.
+"""Writes a run directory: metrics.csv, summary.json, trace.jsonl, timelines.csv, report.md.
 
 ``summary.json`` holds ``overall`` and ``scenarios.<id>``, each with ``checks`` (number
 of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
@@ -24,6 +24,7 @@ import pandas as pd
 
 from . import evidence
 from .evaluate import COLUMNS, INT_COLUMNS
+from .timelines import COLUMNS as TIMELINE_COLUMNS
 from .report.markdown import write_report
 
 
@@ -90,6 +91,8 @@ def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.
         for run in runs:
             for event in run.trace:
                 f.write(json.dumps(event, ensure_ascii=False, default=_json) + "\n")
+    pd.DataFrame([r for run in runs for r in run.timeline], columns=TIMELINE_COLUMNS).to_csv(
+        out_dir / "timelines.csv", index=False)
     write_report(out_dir, frame, summary)
     return frame
 

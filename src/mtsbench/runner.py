@@ -2,12 +2,13 @@
 
 ``run(cfg, out_dir)`` loads every scenario first (a malformed one stops the run before
 anything runs), then replays each against a fresh agent and writes ``metrics.csv``,
-``summary.json``, ``trace.jsonl`` and ``report.md`` into ``out_dir``.
+``summary.json``, ``trace.jsonl``, ``timelines.csv`` and ``report.md`` into ``out_dir``.
+``probes.motivation`` (when set) replaces every probe's own motivation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,11 +17,13 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
 from .agent import MemoryAgent
+from .config import ConfigError
 from .evaluate import RowMaker, check_rows, event_rows, observation_rows, probe_rows
 from .outputs import write_outputs
 from .scenario.catalog import resolve
 from .scenario.loader import load_scenario
 from .scenario.model import Scenario
+from .timelines import Timeline
 
 
 @dataclass
@@ -33,6 +36,7 @@ class ScenarioRun:
     llm: dict = field(default_factory=dict)
     searches: dict = field(default_factory=dict)
     processes: dict = field(default_factory=dict)
+    timeline: list[dict] = field(default_factory=list)
 
 
 def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
@@ -53,12 +57,25 @@ def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
                        rank_to=max(evidence.depths_of(cfg), default=0))
 
 
-def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
-    """Replay one scenario. An ``event`` expectation is judged as soon as its step has been
-    summarised (at the latest when the scenario ends and what still waits is summarised)."""
+def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
+    """The scenario with every probe asked at ``motivation`` (None: unchanged)."""
+    if motivation is None:
+        return scenario
+    if not 0.0 <= motivation <= 1.0:
+        raise ConfigError(f"probes.motivation={motivation}: expected a number from 0 to 1, or null")
+    steps = tuple(replace(s, motivation=float(motivation)) if s.kind == "probe" else s for s in scenario.steps)
+    return replace(scenario, steps=steps)
+
+
+def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> ScenarioRun:
+    """Replay one scenario against a fresh agent; ``progress`` (a tqdm bar) counts steps. An
+    ``event`` expectation is judged as soon as its step has been summarised (at the latest
+    when the scenario ends and what still waits is summarised)."""
+    scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     agent = build_agent(cfg, scenario)
     rows = RowMaker(scenario.id)
     out = ScenarioRun(scenario)
+    timeline = Timeline(scenario)
     waiting: dict[str, object] = {}
     scored = 0
 
@@ -71,6 +88,9 @@ def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
         agent.embedder.warm([s.text for s in scenario.steps if s.text])
     for step in scenario.steps:
         result = agent.step(step)
+        timeline.sample(agent, step)
+        if progress is not None:
+            progress.update(1)
         scored += result.cost.scored
         if step.kind in ("say", "reply", "perceive"):
             out.rows += observation_rows(rows, result)
@@ -87,6 +107,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
     out.llm = agent.llm.meter.totals() | {"by_task": agent.llm.meter.by_task}
     out.searches = {"scored_total": scored, "memories": agent.store.size}
     out.processes = agent.processes.totals
+    out.timeline = timeline.rows
     return out
 
 
@@ -95,8 +116,18 @@ def load_all(cfg: DictConfig) -> list[Scenario]:
     return [load_scenario(p) for p in resolve(list(cfg.scenarios or []))]
 
 
-def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None) -> pd.DataFrame:
-    """Run the configured scenarios, write the outputs, return the metrics table."""
+def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: bool = False) -> pd.DataFrame:
+    """Run the configured scenarios, write the outputs, return the metrics table.
+
+    ``progress``: a tqdm bar over the steps of all scenarios (shown on a terminal only).
+    """
+    from tqdm import tqdm
+
     scenarios = load_all(cfg)
-    runs = [run_scenario(cfg, s) for s in scenarios]
+    with tqdm(total=sum(len(s.steps) for s in scenarios), unit="step", leave=False,
+              disable=None if progress else True) as bar:
+        runs = []
+        for s in scenarios:
+            bar.set_description(s.id)
+            runs.append(run_scenario(cfg, s, bar))
     return write_outputs(Path(out_dir), runs, OmegaConf.to_container(cfg, resolve=True), choices or {})

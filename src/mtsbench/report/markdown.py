@@ -29,7 +29,8 @@ def failures(frame: pd.DataFrame) -> pd.DataFrame:
     return checks[~checks["passed"].astype(bool)]
 
 
-def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict) -> Path:
+def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[str] | None = None) -> Path:
+    """report.md of one run; ``extra`` lines (e.g. its figures) go at the end."""
     overall = summary["overall"]
     rows = [{"scenario": sid, **{k: v for k, v in agg.items() if k not in ("llm", "processes")}}
             for sid, agg in summary["scenarios"].items()]
@@ -60,6 +61,7 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict) -> Path:
     if len(probes):
         lines += ["## Probes", "", table(probes, ["scenario", "step", "k", "recall", "scored",
                                                   "tiers_searched", "llm_calls", "tokens"]), ""]
+    lines += extra or []
     path = out_dir / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

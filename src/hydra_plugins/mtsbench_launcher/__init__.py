@@ -1,0 +1,1 @@
+"""mtsbench's Hydra plugins (Hydra instantiates launchers from the ``hydra_plugins`` namespace only)."""

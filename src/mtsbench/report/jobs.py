@@ -1,0 +1,132 @@
+"""The jobs of a run or sweep directory, read from their result files only.
+
+A run directory (``outputs/DATE/TIME/``) is one job; a sweep directory
+(``multirun/DATE/TIME/`` with ``multirun.yaml``) holds one numbered directory per job.
+A job failed when it left ``failure.json`` or has no ``summary.json`` (it crashed or was
+killed); it still gets its row, so the others report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+FAILURE_FILE = "failure.json"
+SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", "hit_rate",
+                   "probes", "scored", "scored_total", "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms",
+                   "overrides"]
+
+
+class ReportError(Exception):
+    """A directory that is neither a run nor a sweep; its str is one line."""
+
+
+@dataclass
+class Job:
+    dir: Path
+    num: int
+    overrides: list[str] = field(default_factory=list)
+    summary: dict | None = None
+    error: str | None = None
+    label: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.summary is not None and self.error is None
+
+    def read_csv(self, name: str) -> pd.DataFrame | None:
+        path = self.dir / name
+        return pd.read_csv(path) if self.ok and path.is_file() else None
+
+
+def is_run(d: Path) -> bool:
+    return any((d / name).exists() for name in ("summary.json", FAILURE_FILE, ".hydra", "metrics.csv"))
+
+
+def read_job(d: Path, num: int) -> Job:
+    overrides_file = d / ".hydra" / "overrides.yaml"
+    overrides = [str(o) for o in (yaml.safe_load(overrides_file.read_text()) or [])] if overrides_file.is_file() else []
+    job = Job(d, num, overrides)
+    if (d / FAILURE_FILE).is_file():
+        try:
+            job.error = json.loads((d / FAILURE_FILE).read_text()).get("error") or "failed"
+        except (ValueError, AttributeError):
+            job.error = "failed (unreadable failure.json)"
+    elif not (d / "summary.json").is_file():
+        job.error = "no summary.json: the job crashed or was stopped"
+    else:
+        try:
+            job.summary = json.loads((d / "summary.json").read_text())
+        except ValueError:
+            job.error = "summary.json is not valid JSON"
+    return job
+
+
+def find_jobs(d: Path) -> list[Job]:
+    """The jobs of run or sweep directory ``d``, each with a ``label`` naming its config:
+    the overrides that differ between the jobs (all of them for a single run)."""
+    d = Path(d)
+    if not d.is_dir():
+        raise ReportError(f"{d}: no such directory")
+    if is_run(d):
+        jobs = [read_job(d, 0)]
+    else:
+        nums = sorted(int(p.name) for p in d.iterdir() if p.is_dir() and p.name.isdigit())
+        if not nums:
+            raise ReportError(f"{d}: not a run directory (summary.json) nor a sweep directory (numbered job folders)")
+        jobs = [read_job(d / str(n), n) for n in nums]
+    common = set.intersection(*(set(j.overrides) for j in jobs)) if len(jobs) > 1 else set()
+    for j in jobs:
+        own = [o for o in j.overrides if o not in common]
+        j.label = " ".join(own) or ("defaults" if len(jobs) == 1 else f"job {j.num}")
+    return jobs
+
+
+def percentile(values: pd.Series, q: float) -> float | None:
+    """The q-th percentile of the numbers in ``values``, None if there are none.
+
+    >>> percentile(pd.Series([1.0, 2.0, 3.0, 4.0]), 50), percentile(pd.Series([], dtype=float), 95)
+    (2.5, None)
+    """
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    return None if v.empty else round(float(np.percentile(v, q)), 3)
+
+
+def summary_row(job: Job) -> dict:
+    """One job's row of summary.csv."""
+    row = {"job": job.num, "config": job.label, "status": "ok" if job.ok else "failed", "error": job.error,
+           "overrides": " ".join(job.overrides)}
+    if not job.ok:
+        return row
+    overall = job.summary["overall"]
+    row |= {k: overall.get(k) for k in ("checks", "passed", "pass_rate", "recall", "hit_rate", "probes", "scored",
+                                         "scored_total", "llm_calls", "tokens")}
+    metrics = job.read_csv("metrics.csv")
+    probes = metrics[metrics["check"] == "probe"] if metrics is not None else pd.DataFrame({"latency_ms": []})
+    row["latency_p50_ms"] = percentile(probes["latency_ms"], 50)
+    row["latency_p95_ms"] = percentile(probes["latency_ms"], 95)
+    return row
+
+
+def summary_table(jobs: list[Job]) -> pd.DataFrame:
+    """summary.csv: a row per job (failed jobs included, their numbers empty)."""
+    frame = pd.DataFrame([summary_row(j) for j in jobs], columns=SUMMARY_COLUMNS)
+    return frame.astype({c: "Int64" for c in ("checks", "passed", "probes", "scored_total", "llm_calls", "tokens")})
+
+
+def pass_matrix(jobs: list[Job]) -> pd.DataFrame:
+    """Configuration x scenario: 'passed/checks' per cell, 'failed' across a failed job's row."""
+    scenarios = sorted({s for j in jobs if j.ok for s in j.summary["scenarios"]})
+    rows = {}
+    for j in jobs:
+        if j.ok:
+            per = j.summary["scenarios"]
+            rows[j.label] = {s: f"{per[s]['passed']}/{per[s]['checks']}" if s in per else "" for s in scenarios}
+        else:
+            rows[j.label] = {s: "failed" for s in scenarios}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=scenarios)
