@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test bench install clean
+.PHONY: run test bench experiments install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -23,6 +23,17 @@ test: install
 
 bench: install
 	$(PY) -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
+
+# The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
+# folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,
+# PNGs; a hand-written notes.md there is kept and put at the top of report.md).
+EXPERIMENTS ?= ablation presets
+experiments: install
+	@for e in $(EXPERIMENTS); do \
+	  rm -rf multirun/experiments/$$e && mkdir -p experiments/$$e && rm -f experiments/$$e/*.png && \
+	  $(VENV)/bin/mtsbench run -m experiment=$$e hydra.sweep.dir=multirun/experiments/$$e && \
+	  $(VENV)/bin/mtsbench report multirun/experiments/$$e --out experiments/$$e || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) build dist outputs multirun

@@ -3,7 +3,8 @@
 Reads only result files (summary.json, metrics.csv, timelines.csv, .hydra/overrides.yaml,
 failure.json). A sweep's report has the summary table, the recall-against-cost plots with
 their Pareto frontier, the pass matrix and the attention timelines; a single run keeps
-its own report (``report.markdown``) with the figures added.
+its own report (``report.markdown``) with the figures added. A ``notes.md`` beside the
+report (what the numbers show, written by hand) is put at the top of a sweep's report.
 """
 
 from __future__ import annotations
@@ -62,8 +63,11 @@ def write(src: Path, out: Path | None = None) -> Path:
 def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn) -> Path:
     ok = [j for j in jobs if j.ok]
     failed = [j for j in jobs if not j.ok]
-    lines = ["# mtsbench sweep report", "",
-             f"{len(jobs)} jobs from `{src}`: {len(ok)} ran, {len(failed)} failed. Each row is one "
+    notes = out / "notes.md"     # hand-written reading of the numbers, kept across regenerations
+    lines = ["# mtsbench sweep report", ""]
+    if notes.is_file():
+        lines += [notes.read_text(encoding="utf-8").strip(), ""]
+    lines += [f"{len(jobs)} jobs from `{src}`: {len(ok)} ran, {len(failed)} failed. Each row is one "
              "configuration (the overrides that differ between jobs) on the same scenarios. Cost: memories "
              "scored per probe (mean) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",

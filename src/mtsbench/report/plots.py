@@ -121,7 +121,7 @@ def plot_timelines(timelines: dict[str, pd.DataFrame], scenario: str, path: Path
     if not parts:
         return None
     memories = list(dict.fromkeys(m for t in parts.values() for m in t["memory"]))
-    fig, axes = plt.subplots(len(memories), 1, figsize=(8, 2.3 * len(memories) + 0.6), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(len(memories), 1, figsize=(10, 2.3 * len(memories) + 0.6), sharex=True, squeeze=False)
     for ax, memory in zip(axes[:, 0], memories):
         for name, t in parts.items():
             m = t[t["memory"] == memory]
@@ -130,6 +130,6 @@ def plot_timelines(timelines: dict[str, pd.DataFrame], scenario: str, path: Path
         ax.set_title(f"memory of step '{memory}'", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("simulated day")
-    axes[0, 0].legend(fontsize=7, loc="upper right", ncol=2 if len(parts) > 4 else 1)
+    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle(f"{scenario}: attention of the memories its expectations name", fontsize=10)
     return _save(fig, path)
