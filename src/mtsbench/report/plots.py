@@ -103,7 +103,7 @@ def plot_pass_matrix(matrix: pd.DataFrame, path: Path) -> Path | None:
 def _share(cell: str) -> float:
     """'3/4' -> 0.75; '' or 'failed' -> nan.
 
-    >>> _share("3/4"), np.isnan(_share("failed"))
+    >>> _share("3/4"), bool(np.isnan(_share("failed")))
     (0.75, True)
     """
     try:
