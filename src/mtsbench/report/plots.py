@@ -36,16 +36,26 @@ def pareto_front(cost: np.ndarray, recall: np.ndarray) -> np.ndarray:
     return ~(le & ge & strict).any(axis=1)
 
 
-def short_labels(labels: list[str]) -> list[str]:
-    """Drop the ``key=`` every label shares when each is that one override.
+def short_labels(labels: list[str]) -> tuple[list[str], str]:
+    """(labels without their keys, the keys) when every label sets the same keys in the same
+    order; else the labels unchanged and "".
 
-    >>> short_labels(["preset=mts", "preset=flat_rag"]), short_labels(["a=1 b=2", "a=2 b=1"])
-    (['mts', 'flat_rag'], ['a=1 b=2', 'a=2 b=1'])
+    >>> short_labels(["preset=mts", "preset=flat_rag"])
+    (['mts', 'flat_rag'], 'preset')
+    >>> short_labels(["a=1 b=2", "a=2 b=x"]), short_labels(["a=1", "b=2"])
+    ((['1, 2', '2, x'], 'a, b'), (['a=1', 'b=2'], ''))
     """
-    keys = {lab.split("=", 1)[0] if "=" in lab and " " not in lab else None for lab in labels}
-    if len(keys) == 1 and None not in keys:
-        return [lab.split("=", 1)[1] for lab in labels]
-    return list(labels)
+    split = [[part.split("=", 1) for part in lab.split()] for lab in labels]
+    keys = {tuple(kv[0] for kv in parts) if all(len(kv) == 2 for kv in parts) else None for parts in split}
+    if len(keys) != 1 or None in keys or not next(iter(keys)):
+        return list(labels), ""
+    return [", ".join(kv[1] for kv in parts) for parts in split], ", ".join(next(iter(keys)))
+
+
+def _names(names: pd.Series, most: int = 4) -> str:
+    """Labels of coincident points, one a line, at most ``most`` of them."""
+    names = list(names)
+    return "\n".join(names[:most] + ([f"(+{len(names) - most} more)"] if len(names) > most else []))
 
 
 def _save(fig, path: Path) -> Path:
@@ -68,11 +78,11 @@ def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> 
     ax.scatter(t[cost][~front], t["recall"][~front], color="0.6", label="dominated", zorder=2)
     f = t[front].sort_values([cost, "recall"], ascending=[True, False])
     ax.plot(f[cost], f["recall"], "-o", color="tab:red", drawstyle="steps-post", label="Pareto frontier", zorder=3)
-    t["name"] = short_labels(t["config"].astype(str).tolist())
+    t["name"], keys = short_labels(t["config"].astype(str).tolist())
     for (x, y), same in t.groupby([cost, "recall"], sort=False):   # coincident points share one label
-        ax.annotate("\n".join(same["name"]), (x, y), textcoords="offset points", xytext=(5, -3), fontsize=7,
+        ax.annotate(_names(same["name"]), (x, y), textcoords="offset points", xytext=(5, -3), fontsize=7,
                     va="top")
-    ax.set_xlabel(cost_label)
+    ax.set_xlabel(cost_label + (f"    [points: {keys}]" if keys else ""))
     ax.set_ylabel("mean recall@k")
     ax.set_ylim(-0.05, 1.08)
     ax.grid(alpha=0.3)
