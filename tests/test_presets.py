@@ -121,3 +121,14 @@ def test_memoryos_fifo_of_seven_and_promotion_by_heat():
         agent.now = (10 + r) * HOUR
         agent.recall(np.array([0]), why="test")
     assert s.tier[0] == 1 and s.tier[1] == 2
+
+
+def test_mem0_like_lets_the_newest_fact_replace_the_old(tmp_path):
+    from mtsbench.runner import run
+
+    cfg, choices = compose(["preset=mem0_like", "scenarios=[contradiction]"])
+    frame = run(cfg, tmp_path, choices)
+    beliefs = frame[frame["check"] == "belief"]
+    # the weak claim replaced the twice-stated fact that same night: the fact is gone
+    assert beliefs[(beliefs["step"] == "s8") & beliefs["expected"].str.contains("=True")]["value"].isna().all()
+    assert not beliefs["passed"].all()
