@@ -213,7 +213,7 @@ def test_imported_locomo_runs_and_reports_evidence_recall(cli, tmp_path, preset)
     assert "## Evidence recall" in report and "| temporal | 1 | 1 | 0 | 1.000 |" in report
     (tmp_path / "run" / "report.md").unlink()
     assert cli("report", tmp_path / "run").returncode == 0
-    assert (tmp_path / "run" / "report.md").read_text() == report
+    assert (tmp_path / "run" / "report.md").read_text().startswith(report)   # plus the figures
 
 
 def test_imported_longmemeval_reports_session_recall(cli, tmp_path):
