@@ -208,3 +208,14 @@ def test_replies_are_not_inferred_from(tmp_path):
     steps = "  - {at: d0 09:00, reply: \"You may have a cold.\", hints: {salience: 2}}\n"
     agent = replay(tmp_path, steps)
     assert "infer" not in agent.llm.meter.by_task
+
+
+def test_nightly_consolidation_runs_once_per_night_without_idle_steps(tmp_path):
+    steps = said("d0 09:00", "I drink tea.", "a", value="tea") + said("d0 20:00", "Tea, always.", "b", value="tea") \
+        + said("d1 09:00", "Still tea.", "c") + said("d2 09:00", "Tea again.", "d")
+    agent = replay(tmp_path, steps, "consolidation.nightly_at=03:00")
+    nights = [e["t"] for e in events(agent, "consolidation")]
+    assert nights == [DAY, 2 * DAY]          # the steps after 03:00 on days 1 and 2 (scenario start 09:00)
+    (fact,) = live(agent, "fact")
+    assert agent.store.provenance[fact] == ("a", "b")
+    assert not events(replay(tmp_path, steps), "consolidation")     # by default only idle steps consolidate
