@@ -14,7 +14,8 @@ end of the scenario. A summary yields
   for the LLM's belief; its provenance is the turns the fact names (all summarised steps if
   it names none). A fact inherits the attention its source turns hold now (the largest),
   rather than costing another labelling call. New facts wait for consolidation;
-- each event tag, handed to the event tracker (``processes.events``).
+- each event tag, handed to the event tracker (``processes.events``), unless
+  ``tag_events`` is off (a design without major events).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from ..scenario.times import parse_duration
 class Summariser:
     """Summarise every ``every`` dialogue turns and at the end of each session."""
 
-    def __init__(self, every: int = 8, session_gap: float | str = "3h", min_items: int = 2, enabled: bool = True):
+    def __init__(self, every: int = 8, session_gap: float | str = "3h", min_items: int = 2, tag_events: bool = True,
+                 enabled: bool = True):
         self.every = every
         self.session_gap = session_gap
         self.min_items = min_items
+        self.tag_events = tag_events
         self.enabled = enabled
         self.pending_: list[Item] = []
         self.last_at_: float | None = None
@@ -77,7 +80,7 @@ class Summariser:
             fid = memory.remember(fact.text, "fact", source, score=score, key=fact.key, value=fact.value,
                                   belief=b, w_plus=wp, w_minus=wm)
             memory.new_facts.append(fid)
-        for tag in summary.events:
+        for tag in summary.events if self.tag_events else ():
             source = _named(steps, tag.turns)
             memory.events.tag(memory, tag, source, language, salience_of([i for i in items if i.step in source]))
         return steps
