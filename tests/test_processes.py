@@ -212,10 +212,43 @@ def test_replies_are_not_inferred_from(tmp_path):
 
 def test_nightly_consolidation_runs_once_per_night_without_idle_steps(tmp_path):
     steps = said("d0 09:00", "I drink tea.", "a", value="tea") + said("d0 20:00", "Tea, always.", "b", value="tea") \
-        + said("d1 09:00", "Still tea.", "c") + said("d2 09:00", "Tea again.", "d")
+        + said("d1 09:00", "Still tea.", "c", value="tea") + said("d2 09:00", "Tea again.", "d")
     agent = replay(tmp_path, steps, "consolidation.nightly_at=03:00")
     nights = [e["t"] for e in events(agent, "consolidation")]
     assert nights == [DAY, 2 * DAY]          # the steps after 03:00 on days 1 and 2 (scenario start 09:00)
+    with pytest.raises(Exception, match="nightly_at: expected a time of day HH:MM"):
+        replay(tmp_path, steps, "consolidation.nightly_at=25:00")
     (fact,) = live(agent, "fact")
-    assert agent.store.provenance[fact] == ("a", "b")
+    assert agent.store.provenance[fact] == ("a", "b", "c")
     assert not events(replay(tmp_path, steps), "consolidation")     # by default only idle steps consolidate
+
+
+def test_event_count_waits_for_the_earlier_turns_to_be_summarised(tmp_path):
+    steps = (trip("d0 09:00", "go", "We fly to Paris.").split("  - {at: d0 23:00")[0]
+             + "  - at: d0 09:05\n    check:\n      event_count: {category: trip.paris, equals: 1}\n")
+    path = tmp_path / "count.yaml"
+    path.write_text(HEAD.format(id="count") + steps, encoding="utf-8")
+    cfg, choices = compose([f"scenarios=[{path}]"])
+    frame = run(cfg, tmp_path / "out", choices)
+    (row,) = frame[frame["check"] == "event_count"].itertuples()
+    assert row.passed and row.value == 1        # judged after the end-of-scenario summary, not at 09:05
+
+
+def test_events_age_from_their_turns_not_from_when_they_were_summarised(tmp_path):
+    # no idle steps: each session is summarised only when the next step comes, days later
+    steps = "".join(trip(at, sid, text).split("  - {at:")[0] for at, sid, text in
+                    [("d0 09:00", "go", "We fly to Paris."), ("d9 09:00", "there", "The Louvre."),
+                     ("d185 09:00", "again", "Paris again.")])
+    agent = replay(tmp_path, steps)
+    agent.finish()
+    first, second = sorted(agent.events.by_category_["trip.paris"])
+    assert agent.store.provenance[first] == ("go", "there") and agent.store.provenance[second] == ("again",)
+
+
+def test_newest_wins_means_the_fact_stated_last_even_when_it_merged_into_an_older_one(tmp_path):
+    steps = said("d0 09:00", "I drink tea.", "a", value="tea") + night(0) + \
+        said("d1 09:00", "I drink coffee now.", "b", value="coffee") + \
+        said("d1 09:05", "No, tea after all.", "c", value="tea") + night(1)
+    agent = replay(tmp_path, steps, "conflict=newest_wins")
+    (fact,) = live(agent, "fact")
+    assert agent.store.value[fact] == "tea" and agent.store.provenance[fact] == ("a", "c")

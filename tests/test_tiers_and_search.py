@@ -133,3 +133,22 @@ def test_escalate_goes_deeper_only_when_unsure():
     unsure = s.search(store, att, idx, Escalate(confidence=0.5), v[50], 5, 1.0, 0.0)  # the hit is below
     assert sure.cost.tiers_searched == 1 and unsure.cost.tiers_searched == 2
     assert unsure.ids[0] == 50
+
+
+def test_a_mostly_deleted_hnsw_tier_still_answers_with_its_live_members():
+    from mtsbench.memory.index import HnswTier
+
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        vectors = rng.normal(size=(45, 16)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        tier = HnswTier(16, 64, seed=0)
+        tier.add(np.arange(45), vectors)
+        gone = rng.choice(45, 37, replace=False)
+        for i in gone:
+            tier.remove(int(i))
+        q = rng.normal(size=16).astype(np.float32)
+        ids, sims, scored = tier.query(q / np.linalg.norm(q), 50)
+        live = sorted(set(range(45)) - set(gone.tolist()))
+        assert sorted(ids.tolist()) == live and scored == len(live)
+        assert np.allclose(sims, vectors[ids] @ (q / np.linalg.norm(q)), atol=1e-5)

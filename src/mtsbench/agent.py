@@ -266,22 +266,25 @@ class MemoryAgent:
     # -- background processes ----------------------------------------------------------
     def summarise(self) -> None:
         """Summarise the items waiting (a session ended, or enough turns wait)."""
+        if not self.summariser.pending_:
+            return
         with self.processes.running("summarize", self.llm.meter):
             self._summarised += self.summariser.flush(self)
 
     def consolidate(self) -> None:
         """Consolidate the facts formed since the last consolidation ("sleep")."""
+        if not self.new_facts:
+            return
         with self.processes.running("consolidate", self.llm.meter):
             self.consolidator.run(self)
 
     def _night_passed(self) -> bool:
-        """``consolidation.nightly_at`` (HH:MM) came since the last night's consolidation."""
-        at = self.consolidator.nightly_at
-        if not at or not self.consolidator.enabled:
+        """``consolidation.nightly_at`` came since the last night's consolidation."""
+        night_at = self.consolidator.night_
+        if night_at is None or not self.consolidator.enabled:
             return False
-        hh, mm = (int(x) for x in str(at).split(":"))
-        since_first = self.now + self.day_offset - (hh * 3600 + mm * 60)
-        night = math.floor(since_first / DAY) * DAY - self.day_offset + hh * 3600 + mm * 60
+        since_first = self.now + self.day_offset - night_at
+        night = math.floor(since_first / DAY) * DAY - self.day_offset + night_at
         if since_first < 0 or night <= self._last_night:
             return False
         self._last_night = night
@@ -350,8 +353,7 @@ class MemoryAgent:
     def _idle(self, step: Step) -> StepResult:
         self.emit("idle", step=step.id, duration=step.duration)
         self.summarise()
-        if self.consolidator.enabled:
-            self.consolidate()
+        self.consolidate()
         return StepResult(step)
 
     def _check(self, step: Step) -> StepResult:

@@ -108,10 +108,12 @@ def _ranks_text(ranks: dict[str, int | None]) -> str:
     return " ".join(f"{s}:{'-' if r is None else r}" for s, r in ranks.items())
 
 
-def check_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult) -> list[dict]:
-    """Rows for the state assertions of a ``check`` step."""
+def check_rows(rows: RowMaker, agent: MemoryAgent, result: StepResult, only=None, but=None) -> list[dict]:
+    """Rows for the state assertions of a ``check`` step (of type ``only``, or all but ``but``)."""
     out = []
     for c in result.step.checks:
+        if (only is not None and not isinstance(c, only)) or (but is not None and isinstance(c, but)):
+            continue
         name, passed, value, expected = evaluate_check(agent, c)
         out.append(rows.row(result, name, passed, value, expected))
     return out

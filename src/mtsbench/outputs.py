@@ -3,7 +3,8 @@
 ``summary.json`` holds ``overall`` and ``scenarios.<id>``, each with ``checks`` (number
 of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
 ``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
-probe), ``scored_total`` (every search, labelling included), ``llm_calls``, ``tokens``,
+probe), ``scored_total`` (every search of the steps themselves, labelling included; the
+background processes' searches are in ``processes``), ``llm_calls``, ``tokens``,
 ``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task;
 ``evidence`` (recall@k at the configured depths, overall and per category: see
 ``mtsbench.evidence``). The LLM figures

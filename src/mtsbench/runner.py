@@ -22,7 +22,7 @@ from .evaluate import RowMaker, check_rows, event_rows, observation_rows, probe_
 from .outputs import write_outputs
 from .scenario.catalog import resolve
 from .scenario.loader import load_scenario
-from .scenario.model import Scenario
+from .scenario.model import EventCountCheck, Scenario
 from .timelines import Timeline
 
 
@@ -69,8 +69,9 @@ def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
 
 def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> ScenarioRun:
     """Replay one scenario against a fresh agent; ``progress`` (a tqdm bar) counts steps. An
-    ``event`` expectation is judged as soon as its step has been summarised (at the latest
-    when the scenario ends and what still waits is summarised)."""
+    ``event`` expectation is judged as soon as its step has been summarised, an
+    ``event_count`` check as soon as every step before it has been (at the latest when the
+    scenario ends and what still waits is summarised)."""
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     agent = build_agent(cfg, scenario)
     rows = RowMaker(scenario.id)
@@ -79,10 +80,20 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
     waiting: dict[str, object] = {}
     scored = 0
 
+    counting: list[tuple[object, set[str]]] = []   # event_count checks waiting for earlier steps' summary
+
+    def judge_counts(summarised: list[str] | None) -> None:
+        for result, need in list(counting):
+            need.difference_update(need if summarised is None else summarised)
+            if not need:
+                counting.remove((result, need))
+                out.rows.extend(check_rows(rows, agent, result, only=EventCountCheck))
+
     def judge_events(summarised: list[str]) -> None:
         for sid in summarised:
             if sid in waiting:
                 out.rows.extend(event_rows(rows, agent, waiting.pop(sid)))
+        judge_counts(summarised)
 
     if hasattr(agent.embedder, "warm"):   # a caching embedder encodes the texts in batches up front
         agent.embedder.warm([s.text for s in scenario.steps if s.text])
@@ -99,10 +110,14 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
         elif step.kind == "probe":
             out.rows += probe_rows(rows, agent, result, evidence.depths_of(cfg))
         elif step.kind == "check":
-            out.rows += check_rows(rows, agent, result)
+            unsummarised = {i.step for i in agent.summariser.pending_}
+            out.rows += check_rows(rows, agent, result, but=EventCountCheck if unsummarised else None)
+            if unsummarised and any(isinstance(c, EventCountCheck) for c in step.checks):
+                counting.append((result, unsummarised))
         judge_events(result.summarised)
     judge_events(agent.finish())
     judge_events(list(waiting))            # never summarised (summarisation off): judged as they are
+    judge_counts(None)
     out.trace = [{"scenario": scenario.id, **e} for e in agent.trace]
     out.llm = agent.llm.meter.totals() | {"by_task": agent.llm.meter.by_task}
     out.searches = {"scored_total": scored, "memories": agent.store.size}

@@ -70,8 +70,9 @@ class LLMError(Exception):
 class Item:
     """An item of the perception stream to be labelled. ``hints`` are read by the mock only.
 
-    ``sources`` are the steps a derived item (a summary, an event, a conjecture) was made
-    from: their memories are its content, not associations, so labelling skips them.
+    ``sources`` are the steps a summary or an event was made from: their memories are its
+    content, not associations, so labelling skips them. A conjecture gives none: the
+    memories it was inferred from are evidence that bears on how much it matters.
     """
 
     text: str

@@ -10,7 +10,8 @@ deterministic). HNSW removal is ``mark_deleted``; a memory coming back is
 
 ``query(tier, q, k)`` returns (ids, cosine similarities, scored): an exact tier scores
 all its members; an HNSW tier returns its k approximate nearest neighbours and counts
-those k as scored (the graph's internal distance evaluations, about ef * M per query,
+those k as scored (a graph left mostly of deleted entries, which hnswlib cannot always
+search k deep, falls back to an exact scan of its live members, all counted) (the graph's internal distance evaluations, about ef * M per query,
 are not counted; ``index_queries`` counts the queries).
 """
 
@@ -113,8 +114,18 @@ class HnswTier:
         if k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0), 0
         self.index.set_ef(max(self.ef, k))
-        labels, dist = self.index.knn_query(q, k=k, num_threads=1)
+        try:
+            labels, dist = self.index.knn_query(q, k=k, num_threads=1)
+        except RuntimeError:    # the graph is mostly deleted entries and cannot reach k live ones
+            return self._scan(q)
         return labels[0].astype(np.int64), 1.0 - dist[0].astype(float), k
+
+    def _scan(self, q: np.ndarray):
+        """Exact cosine scan of the live members (hnswlib keeps their normalised vectors)."""
+        ids = np.array(sorted(self.live), dtype=np.int64)
+        vectors = np.asarray(self.index.get_items(ids.astype(np.uint64)), dtype=np.float32)
+        norm = float(np.linalg.norm(q)) or 1.0
+        return ids, (vectors @ (q / norm)).astype(float), len(ids)
 
     def members(self) -> np.ndarray:
         return np.array(sorted(self.live), dtype=np.int64)

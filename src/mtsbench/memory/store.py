@@ -135,8 +135,11 @@ class MemoryStore:
         self.parts[i] = len(provenance)
 
     def kill(self, i: int) -> None:
-        """Mark memory ``i`` dead (merged away or dropped): searches skip it from now on."""
+        """Mark memory ``i`` dead (merged away or dropped): searches skip it from now on, and
+        the key index forgets it."""
         self.alive[i] = False
+        if self.key[i] is not None and i in self.by_key.get(self.key[i], ()):
+            self.by_key[self.key[i]].remove(i)
 
     def kind_of(self, i: int) -> str:
         return KINDS[int(self.kind[i])]

@@ -15,7 +15,8 @@ meets its rival with the belief all its restatements gave it:
   survivor is recalled, so its attention rises. The survivor stands for the new fact from
   then on.
 - ``contradicts`` → the ``conflict`` rule picks the loser (the seed: the side with less
-  belief). The LLM re-estimates the loser's belief given the winner, the belief rule
+  belief; mem0: the older side, "newer" meaning the fact stated last, a merged fact
+  counting as stated when its newest part was). The LLM re-estimates the loser's belief given the winner, the belief rule
   moves it, and the loser keeps ``keep`` of its attention. With a rule that drops the
   loser (mem0's newest-wins) the old fact dies instead.
 - ``unrelated`` → nothing.
@@ -26,9 +27,28 @@ memories scored — is metered apart from the steps' own (``MemoryAgent.process`
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..llm.base import Fact
+
+
+def night_seconds(at) -> float:
+    """Seconds past midnight of ``consolidation.nightly_at`` ("HH:MM"); ConfigError otherwise.
+
+    >>> night_seconds("03:30")
+    12600.0
+    >>> night_seconds("25:00")
+    Traceback (most recent call last):
+    mtsbench.config.ConfigError: consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got '25:00'
+    """
+    from ..config import ConfigError
+
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})", str(at).strip())
+    if not m or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+        raise ConfigError(f"consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got {str(at)!r}")
+    return float(int(m.group(1)) * 3600 + int(m.group(2)) * 60)
 
 
 def _survivor(i: int, merged_into: dict[int, int]) -> int:
@@ -40,6 +60,11 @@ def _survivor(i: int, merged_into: dict[int, int]) -> int:
     while i in merged_into:
         i = merged_into[i]
     return i
+
+
+def _stated(store, i: int) -> float:
+    """When fact ``i`` was last stated (its newest merged part), else when it was stored."""
+    return float(store.meta[i].get("stated", store.created[i]))
 
 
 def fact_of(store, i: int) -> Fact:
@@ -56,12 +81,13 @@ class Consolidator:
         self.related = related
         self.nightly_at = nightly_at
         self.enabled = enabled
+        self.night_ = None if nightly_at is None else night_seconds(nightly_at)
 
     def run(self, memory) -> None:
         """Consolidate ``memory.new_facts`` (then empty it): restatements are merged first,
         then every contradiction found is settled once, between the survivors."""
         new, memory.new_facts = list(memory.new_facts), []
-        if not self.enabled:
+        if not self.enabled or not new:
             return
         memory.emit("consolidation", facts=[int(i) for i in new])
         merged_into: dict[int, int] = {}
@@ -76,7 +102,8 @@ class Consolidator:
             if a == b or pair in settled or not (memory.store.alive[a] and memory.store.alive[b]):
                 continue
             settled.add(pair)
-            self._contradict(memory, new=max(a, b), old=min(a, b), strength=strength)
+            newer, older = sorted(pair, key=lambda i: (_stated(memory.store, i), i), reverse=True)
+            self._contradict(memory, new=newer, old=older, strength=strength)
 
     def _candidates(self, memory, n: int) -> list[int]:
         store = memory.store
@@ -111,6 +138,7 @@ class Consolidator:
             self._move_belief(memory, survivor, estimate)
         parts = tuple(dict.fromkeys(store.provenance[survivor] + store.provenance[gone]))
         memory.rewrite(survivor, store.text[survivor], parts, reembed=False)
+        store.meta[survivor]["stated"] = max(_stated(store, survivor), _stated(store, gone))
         memory.drop(gone)
         memory.emit("merged", id=survivor, merged=[gone], belief=[round(before, 4), round(float(store.belief[survivor]), 4)])
         memory.recall(np.array([survivor]), why="merge")

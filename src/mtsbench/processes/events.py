@@ -2,8 +2,8 @@
 
 The ``EventTracker`` keeps, per category, the event memories in order of creation, when
 each was last updated and the validity the LLM last stated for the category. For a tag of
-category c at time t it asks the ``events`` policy whether the latest event of c is stale
-(age = t - last update):
+category c told at time t (the time of its turns, not of the summarisation) it asks the
+``events`` policy whether the latest event of c is stale (age = t - last update):
 
 - not stale → join: the LLM's ``merge_event`` rewrites the event's text keeping its
   storyline (a failed call leaves the text as it was, traced), the provenance becomes the
@@ -33,27 +33,30 @@ class EventTracker:
         self.updated_: dict[int, float] = {}
         self.valid_: dict[str, float] = {}
 
-    def tag(self, memory, tag: EventTag, provenance: tuple[str, ...], language: str, hints: Hints = Hints()) -> int:
-        """File one tag; returns the id of the event memory it joined or created."""
+    def tag(self, memory, tag: EventTag, provenance: tuple[str, ...], language: str, hints: Hints = Hints(),
+            at: float | None = None) -> int:
+        """File one tag told at time ``at`` (its turns' time; default now); returns the id of
+        the event memory it joined or created."""
+        at = memory.now if at is None else at
         c = tag.category
         if tag.valid is not None:
             self.valid_[c] = tag.valid
         latest = self.latest(memory, c)
         if latest is not None:
-            age = memory.now - self.updated_[latest]
+            age = at - self.updated_[latest]
             stale = bool(self.policy.stale(np.array([age]), np.array([self.valid_.get(c, math.nan)]))[0])
             if not stale:
-                self._join(memory, latest, tag, provenance, language)
+                self._join(memory, latest, tag, provenance, language, at)
                 return latest
         text = tag.text
         item = Item(text, "event", provenance[-1], language, hints, tuple(provenance))
         i = memory.remember(text, "event", provenance, item=item, meta={"category": c})
         self.by_category_.setdefault(c, []).append(i)
-        self.updated_[i] = memory.now
+        self.updated_[i] = at
         memory.emit("event", id=i, category=c, joined=False, steps=list(provenance))
         return i
 
-    def _join(self, memory, i: int, tag: EventTag, provenance: tuple[str, ...], language: str) -> None:
+    def _join(self, memory, i: int, tag: EventTag, provenance: tuple[str, ...], language: str, at: float) -> None:
         store = memory.store
         merged = memory.llm.merge_event(store.text[i], tag.text, language)
         if merged is None:
@@ -61,7 +64,7 @@ class EventTracker:
             merged = store.text[i]
         parts = tuple(dict.fromkeys(store.provenance[i] + tuple(provenance)))
         memory.rewrite(i, merged, parts)
-        self.updated_[i] = memory.now
+        self.updated_[i] = max(self.updated_[i], at)
         memory.emit("event", id=i, category=tag.category, joined=True, steps=list(provenance))
         memory.recall(np.array([i]), why="event")
 

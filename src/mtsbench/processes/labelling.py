@@ -3,8 +3,8 @@
 ``Associative`` first recalls the item's associated memories — a shallow search at its
 own ``motivation``, keeping at most ``associations`` hits with relevance of at least
 ``min_relevance`` — and asks the LLM to score the item in the light of their attention.
-Those memories were recalled and used, so they are boosted (``boost``). A derived item
-(summary, event, conjecture) does not associate the memories of its own source steps.
+Those memories were recalled and used, so they are boosted (``boost``). A summary or
+an event does not associate the memories of its own source steps (a conjecture does).
 ``CommonSense`` asks the LLM about the item alone: the ablation. ``Constant`` gives every
 item the same score without asking anyone: designs that rate nothing (recency, MemoryBank,
 MemoryOS).

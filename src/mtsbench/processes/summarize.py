@@ -13,8 +13,10 @@ end of the scenario. A summary yields
 - a ``fact`` memory per extracted fact, with key, value and the belief rule's initial state
   for the LLM's belief; its provenance is the turns the fact names (all summarised steps if
   it names none). A fact inherits the attention its source turns hold now (the largest),
-  rather than costing another labelling call. New facts wait for consolidation;
-- each event tag, handed to the event tracker (``processes.events``), unless
+  rather than costing another labelling call, and records when it was stated
+  (``meta.stated``: its latest source turn's time). New facts wait for consolidation;
+- each event tag, handed to the event tracker (``processes.events``) with the time of the
+  latest turn it names (a session summarised days later keeps its own time), unless
   ``tag_events`` is off (a design without major events).
 """
 
@@ -38,6 +40,7 @@ class Summariser:
         self.tag_events = tag_events
         self.enabled = enabled
         self.pending_: list[Item] = []
+        self.times_: list[float] = []          # when each waiting item came
         self.last_at_: float | None = None
 
     @property
@@ -54,14 +57,16 @@ class Summariser:
         if not self.enabled:
             return False
         self.pending_.append(item)
+        self.times_.append(now)
         self.last_at_ = now
         return sum(1 for i in self.pending_ if i.kind in ("say", "reply")) >= self.every
 
     def flush(self, memory) -> list[str]:
         """Summarise what is waiting (nothing if nothing is); returns the summarised step ids."""
-        items, self.pending_ = self.pending_, []
+        items, times, self.pending_, self.times_ = self.pending_, self.times_, [], []
         if not items:
             return []
+        when = dict(zip((i.step for i in items), times))
         steps = [i.step for i in items]
         summary: Summary | None = memory.llm.summarize(items)
         if summary is None:
@@ -78,11 +83,13 @@ class Summariser:
             score = _inherited(memory, source)
             b, wp, wm = (float(x[0]) for x in memory.belief.initial(np.array([fact.belief])))
             fid = memory.remember(fact.text, "fact", source, score=score, key=fact.key, value=fact.value,
-                                  belief=b, w_plus=wp, w_minus=wm)
-            memory.new_facts.append(fid)
+                                  belief=b, w_plus=wp, w_minus=wm, meta={"stated": max(when[s] for s in source)})
+            if memory.consolidator.enabled:
+                memory.new_facts.append(fid)
         for tag in summary.events if self.tag_events else ():
             source = _named(steps, tag.turns)
-            memory.events.tag(memory, tag, source, language, salience_of([i for i in items if i.step in source]))
+            memory.events.tag(memory, tag, source, language, salience_of([i for i in items if i.step in source]),
+                              at=max(when[s] for s in source))
         return steps
 
 
