@@ -6,7 +6,8 @@ Every change to memory is appended to ``trace`` as one event dict.
 
 Per step the agent touches only what the step needs: the tiers a search reaches, the
 neighbours arousal finds, the memories it recalls. Demotion by decay happens only at
-rebalance points (``idle`` steps and every ``rebalance_every`` steps), vectorised.
+rebalance points (``idle`` steps and every ``rebalance_every`` steps), looking only at the
+memories written since the last one or whose decay is due (``memory.tiering``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from .llm.base import LLM, Item
 from .mechanisms.arousal import Arousal
 from .mechanisms.depth import DepthPolicy
 from .mechanisms.tiers import TierPolicy
-from .memory.attention import HOUR, DualAttention
+from .memory.attention import DualAttention
 from .memory.index import TierIndexes
 from .memory.retrieval import Retrieval, SearchCost, TieredSearch
 from .memory.store import MemoryStore
+from .memory.tiering import Tiering
 from .processes.labelling import Labeller
 from .scenario.model import Step
 
@@ -60,7 +62,8 @@ class MemoryAgent:
 
     def __init__(self, embedder: Embedder, llm: LLM, attention: DualAttention, labeller: Labeller,
                  retriever: TieredSearch, tiers: TierPolicy, depth: DepthPolicy, arousal: Arousal,
-                 index: dict | None = None, rebalance_every: int = 20, language: str = "en"):
+                 index: dict | None = None, rebalance_every: int = 20, language: str = "en",
+                 incremental_rebalance: bool = True):
         self.embedder = embedder
         self.llm = llm
         self.attention = attention
@@ -73,6 +76,7 @@ class MemoryAgent:
         self.language = language
         self.store = MemoryStore(dim=embedder.dim)
         self.index = TierIndexes(embedder.dim, tiers.n_tiers, **(index or {}))
+        self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
         self.now = 0.0
         self.steps_done = 0
         self.trace: list[dict] = []
@@ -130,9 +134,7 @@ class MemoryAgent:
 
     # -- tiers -------------------------------------------------------------------------
     def _targets(self, ids: np.ndarray, full: bool) -> np.ndarray:
-        s = self.store
-        return self.tiers.assign(self.attention.total(s, ids, self.now), s.tier[ids], s.recalls[ids],
-                                 s.parts[ids], (self.now - s.long_t[ids]) / HOUR, full=full)
+        return self.tiering.targets(self.store, ids, self.now, full=full)
 
     def _move(self, ids: np.ndarray, new: np.ndarray, why: str) -> None:
         old = self.store.tier[ids]
@@ -151,10 +153,15 @@ class MemoryAgent:
         self._move(ids[up], target[up], "promoted")
 
     def rebalance(self) -> None:
-        """Re-tier every live memory (demotion by decay happens only here), vectorised."""
-        ids = self.store.live_ids()
+        """Re-tier the memories that can have moved (demotion by decay happens only here).
+
+        ``Tiering.to_check`` gives every live memory for a full pass, or, incrementally,
+        only those written since the last pass or whose decay is due; same tiers either way.
+        """
+        ids = self.tiering.to_check(self.store, self.now)
         if len(ids):
             self._move(ids, self._targets(ids, full=True), "rebalance")
+            self.tiering.schedule(self.store, ids, self.now)
         self._emit("rebalanced", sizes=self.index.sizes())
 
     # -- steps -------------------------------------------------------------------------

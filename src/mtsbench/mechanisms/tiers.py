@@ -6,6 +6,11 @@ memories given, from arrays only (no clock): ``attention`` is the current total,
 length (provenance size), ``idle_hours`` the hours since the last recall or labelling.
 The agent applies promotions at once (after a recall or arousal) and demotions only at
 rebalance points.
+
+``local`` is True when a memory's target depends on its own inputs only and, while they
+change only by time passing (attention decays, idle hours grow), never moves up: then a
+rebalance need look only at the memories whose decay can have crossed a boundary
+(``memory.tiering``). A policy without it is re-applied to the whole store at each pass.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 
 class TierPolicy(Protocol):
     n_tiers: int
+    local: bool
 
     def assign(self, attention: np.ndarray, current: np.ndarray, recalls: np.ndarray,
                length: np.ndarray, idle_hours: np.ndarray, full: bool = True) -> np.ndarray:
@@ -32,6 +38,7 @@ class Flat:
     """
 
     n_tiers = 1
+    local = True
 
     def assign(self, attention, current, recalls, length, idle_hours, full=True):
         return np.zeros(len(attention), dtype=np.int8)
@@ -60,6 +67,8 @@ class Thresholds:
     [1, 0, 1, 2]
     """
 
+    local = True
+
     def __init__(self, cutoffs=(5.0, 2.0, 0.5), hysteresis: float = 0.25):
         self.cutoffs = tuple(float(c) for c in cutoffs)
         self.hysteresis = hysteresis
@@ -87,6 +96,8 @@ class Capacity:
     >>> p.assign(np.array([1.0, 9.0, 5.0, 3.0, 0.0]), np.full(5, 2), None, None, None).tolist()
     [2, 0, 1, 1, 2]
     """
+
+    local = False     # a memory's tier depends on every other memory's attention
 
     def __init__(self, sizes=(200, 2000)):
         self.sizes = tuple(int(s) for s in sizes)
@@ -121,6 +132,7 @@ class Heat:
     """
 
     n_tiers = 2
+    local = True
 
     def __init__(self, alpha: float = 1.0, beta: float = 1.0, gamma: float = 1.0, mu_hours: float = 24.0,
                  threshold: float = 5.0):
