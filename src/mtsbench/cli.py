@@ -19,6 +19,8 @@ commands:
                               run scenarios, exit 1 on any failed expectation
   validate FILES...           check scenario files, one line per problem
   scenarios [FILES|DIRS]      list scenarios
+  generate [--days N ...] [--out FILE|DIR]
+                              write a long-horizon scenario generated from a seed
   report DIR                  rewrite report.md of a run directory"""
 
 
@@ -128,8 +130,14 @@ def _scenarios(argv):
     return scenarios_main(argv)
 
 
+def _generate(argv):
+    from .scenario.generate import generate_main
+
+    return generate_main(argv)
+
+
 COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
-            "report": report_main}
+            "report": report_main, "generate": _generate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,9 @@ from omegaconf import DictConfig, OmegaConf
 from .agent import MemoryAgent
 from .evaluate import RowMaker, check_rows, event_rows, observation_rows, probe_rows
 from .outputs import write_outputs
+from .preload import PreloadSpec, preload
 from .scenario.catalog import resolve
+from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
 from .scenario.model import Scenario
 
@@ -41,11 +43,13 @@ def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
                        labeller=instantiate(cfg.attention), retriever=instantiate(cfg.retrieval),
                        tiers=instantiate(cfg.tiers), depth=instantiate(cfg.depth), arousal=instantiate(cfg.arousal),
                        index=OmegaConf.to_container(cfg.index, resolve=True),
-                       rebalance_every=cfg.agent.rebalance_every, language=scenario.language)
+                       rebalance_every=cfg.agent.rebalance_every, language=scenario.language,
+                       incremental_rebalance=cfg.agent.get("incremental_rebalance", True))
 
 
 def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
     agent = build_agent(cfg, scenario)
+    preload(agent, PreloadSpec.from_config(cfg.get("preload")), scenario.language)
     rows = RowMaker(scenario.id)
     out = ScenarioRun(scenario)
     deferred = []
@@ -68,13 +72,16 @@ def run_scenario(cfg: DictConfig, scenario: Scenario) -> ScenarioRun:
     return out
 
 
-def load_all(cfg: DictConfig) -> list[Scenario]:
-    """Every scenario the config names (``scenarios``: names or paths; empty = bundled)."""
-    return [load_scenario(p) for p in resolve(list(cfg.scenarios or []))]
+def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
+    """Every scenario the config names (``scenarios``: names or paths; empty = bundled, unless
+    ``generate.days`` > 0: then the generated scenario, written into ``out_dir/generated``)."""
+    made = generated_paths(cfg.get("generate"), out_dir)
+    named = list(cfg.scenarios or [])
+    return [load_scenario(p) for p in (resolve(named) if named or not made else []) + made]
 
 
 def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None) -> pd.DataFrame:
     """Run the configured scenarios, write the outputs, return the metrics table."""
-    scenarios = load_all(cfg)
+    scenarios = load_all(cfg, out_dir)
     runs = [run_scenario(cfg, s) for s in scenarios]
     return write_outputs(Path(out_dir), runs, OmegaConf.to_container(cfg, resolve=True), choices or {})
