@@ -24,7 +24,7 @@ from .mechanisms.depth import DepthPolicy
 from .mechanisms.tiers import TierPolicy
 from .memory.attention import DualAttention
 from .memory.index import TierIndexes
-from .memory.retrieval import Retrieval, SearchCost, TieredSearch
+from .memory.retrieval import Retrieval, SearchCost, TieredSearch, rank
 from .memory.store import MemoryStore
 from .memory.tiering import Tiering
 from .processes.labelling import Labeller
@@ -102,27 +102,31 @@ class MemoryAgent:
         self._promote(np.union1d(ids, aroused))
 
     def _arouse(self, sources: np.ndarray) -> np.ndarray:
-        """Raise the short-term attention of each source's neighbours, in every tier."""
+        """Raise the short-term attention of each source's neighbours, in every tier.
+
+        Each tier answers all the sources in one batched query; each source then keeps its
+        ``neighbors`` most similar candidates (itself excluded) over all tiers.
+        """
         n = self.arousal.neighbors
         if n <= 0:
             return np.zeros(0, dtype=np.int64)
+        queries = self.store.vectors[sources]
+        ids, sims = [], []
+        for tier in range(self.index.n_tiers):
+            t_ids, t_sims, scored = self.index.query_many(tier, queries, n + 1)
+            self._arousal_cost.scored += scored * len(sources)
+            self._arousal_cost.index_queries += len(sources)
+            ids.append(np.broadcast_to(t_ids, t_sims.shape) if t_ids.ndim == 1 else t_ids)
+            sims.append(t_sims)
+        ids, sims = np.concatenate(ids, axis=1), np.concatenate(sims, axis=1)
         targets, amounts = [], []
-        for src in sources:
-            q = self.store.vectors[src]
-            ids, sims = [], []
-            for tier in range(self.index.n_tiers):
-                t_ids, t_sims, scored = self.index.query(tier, q, n + 1)
-                self._arousal_cost.scored += scored
-                self._arousal_cost.index_queries += 1
-                ids.append(t_ids)
-                sims.append(t_sims)
-            ids, sims = np.concatenate(ids), np.concatenate(sims)
-            keep = ids != src
-            ids, sims = ids[keep], sims[keep]
-            order = np.argsort(-sims, kind="stable")[:n]
-            gain = self.arousal.amounts(sims[order])
+        for row, src in enumerate(sources):
+            keep = ids[row] != src
+            s_ids, s_sims = ids[row][keep], sims[row][keep]
+            order = rank(s_sims, n)
+            gain = self.arousal.amounts(s_sims[order])
             hit = gain > 0
-            targets.append(ids[order][hit])
+            targets.append(s_ids[order][hit])
             amounts.append(gain[hit])
         self._arousal_cost.tiers_searched = self.index.n_tiers
         targets, amounts = np.concatenate(targets), np.concatenate(amounts)

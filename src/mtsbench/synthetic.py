@@ -90,7 +90,9 @@ def fill(store: MemoryStore, attention: DualAttention, history: History, vectors
          kind: str = "turn", provenance: tuple[str, ...] = ("preload",)) -> np.ndarray:
     """Append the memories and replay their history through ``attention``; returns their ids."""
     n = len(texts)
-    store.reserve(store.size + n)
+    # room for as many again: untouched pages cost no memory (calloc), and the dialogue that
+    # follows a bulk load does not pay for copying the whole store at its first insert
+    store.reserve(2 * (store.size + n))
     ids = store.add_many(texts, kind, created=history.created, vectors=vectors, provenance=[provenance] * n)
     attention.label(store, ids, history.score, history.created)
     for k in range(1, int(history.recalls.max(initial=0)) + 1):

@@ -18,7 +18,8 @@ attention ``DualAttention.total`` at T and the idle hours (T - long_t) / 3600. A
 two decay curves (power law plus exponential) has no closed-form inverse, so the root is
 bracketed by vectorised bisection on x = ln(1 + dt_hours) over [0, ln(1 + horizon)];
 the due time is the lower bracket, where cond is still False, so a memory is never
-re-tiered late — at worst it is looked at a hair early and scheduled again. A memory in
+re-tiered late — at worst it is looked at a little early (24 halvings of x: about 1e-6
+of its wait) and scheduled again. A memory in
 the bottom tier (it cannot move down) or whose cond is still False at the horizon gets
 due = inf and is not scheduled.
 
@@ -64,7 +65,7 @@ class Tiering:
     """
 
     def __init__(self, policy: TierPolicy, attention: DualAttention, incremental: bool = True,
-                 bucket_hours: float = 1.0, horizon_hours: float = 1e7, iterations: int = 48):
+                 bucket_hours: float = 1.0, horizon_hours: float = 1e7, iterations: int = 24):
         self.policy = policy
         self.attention = attention
         self.incremental = bool(incremental and getattr(policy, "local", False))
