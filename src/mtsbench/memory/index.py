@@ -133,7 +133,9 @@ class HnswTier:
             need = self.index.get_current_count() + int(new.sum())
             if need > self.index.get_max_elements():
                 self.index.resize_index(max(need, 2 * self.index.get_max_elements()))
-            self.index.add_items(np.asarray(vectors)[new], ids[new].astype(np.uint64), num_threads=self.threads)
+            # threads pay off for a bulk build only; a step's few inserts stay single-threaded
+            threads = self.threads if new.sum() >= 1000 else 1
+            self.index.add_items(np.asarray(vectors)[new], ids[new].astype(np.uint64), num_threads=threads)
             self.present[ids[new]] = True
         self.live[ids] = True
         self.size += len(ids)
