@@ -118,7 +118,7 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n):
     record("needles", preset=preset, memories=n, awakened_casual_probes=len(casual),
            recall_at_10=round(recall, 3), scored=int(run["casual_scored"]),
            scored_share=f"{run['casual_scored'] / size:.3%}")
-    del agent, results, probes, casual
+    agent = results = probes = casual = None      # free the store before the next size
     gc.collect()
     if len(RUNS) == len(SIZES) * len(PRESETS):
         targets(target)

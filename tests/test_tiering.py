@@ -1,7 +1,6 @@
 """Incremental rebalancing (memory.tiering) gives the tiers of the full pass, at every pass."""
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
