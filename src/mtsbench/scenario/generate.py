@@ -16,9 +16,12 @@ step per line as a YAML flow mapping. It holds, over ``days`` days:
   (``important`` motivation). Both probes carry ``expect: {recall: [NEEDLE], k}``; the
   question never contains the answer, and no probe carries hints.
 - **reminders**: a share ``awaken`` of the needles is re-mentioned ``reminders`` times
-  between planting and probing (the person and the attribute, never the value), the last
-  time 30 minutes to 4 hours before the probe: these needles are *awakened*; the others
-  are never mentioned again (*dormant*).
+  between planting and probing (the person and the attribute, never the value); the last
+  two come as a short talk about the person 30 minutes to 4 hours before the probe, the
+  others anywhere since the planting: these needles are *awakened*; the others are never
+  mentioned again (*dormant*). (With only the last one near the probe, a needle that had
+  sunk to the bottom tier was rarely woken: one re-mention's association search reaches
+  the top tiers only; a second one recalls the first, whose arousal reaches the needle.)
 - **distractors**: ``distractors`` per needle, spread between planting and probing: the
   same person with another attribute, or the same attribute of another person.
 
@@ -205,8 +208,11 @@ def _needles(spec: GenerateSpec, tl: _Timeline) -> None:
                 _fact(tl, at, f"{nid}.d{j}", lang, stranger, attr, _value(rng, lang, attr, taken),
                       f"people.p{i}x{j}.{attr}", 4)
         if i in awake:
-            last = probe - int(rng.integers(30, 240))
-            times = sorted(_daytime(rng, plant, last) for _ in range(spec.reminders - 1)) + [last]
+            # the last reminders come as a short talk about the person before the probe (30 min
+            # to 4 h ahead), the others spread since the planting
+            near = min(2, spec.reminders)
+            times = sorted(_daytime(rng, plant, probe - 240) for _ in range(spec.reminders - near))
+            times += sorted(probe - int(m) for m in rng.choice(np.arange(30, 241), near, replace=False))
             for j, at in enumerate(times):
                 mention = NEEDLES[lang][attr][2].format(**person)
                 tl.add(at, {"id": f"{nid}.r{j}", "say": mention, "hints": {"salience": 5}})
