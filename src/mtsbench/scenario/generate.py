@@ -19,9 +19,10 @@ step per line as a YAML flow mapping. It holds, over ``days`` days:
   between planting and probing (the person and the attribute, never the value); the last
   two come as a short talk about the person 30 minutes to 4 hours before the probe, the
   others anywhere since the planting: these needles are *awakened*; the others are never
-  mentioned again (*dormant*). (With only the last one near the probe, a needle that had
-  sunk to the bottom tier was rarely woken: one re-mention's association search reaches
-  the top tiers only; a second one recalls the first, whose arousal reaches the needle.)
+  mentioned again (*dormant*). (In a 60-day run on a 20k pre-load at dim 256, two
+  reminders together lifted casual recall of awakened needles from 0.27 to 0.73, since the
+  second one's association recalls the first, whose arousal reaches the needle; in a year
+  on a 90k pre-load at dim 1024 casual probes found few awakened needles either way.)
 - **distractors**: ``distractors`` per needle, spread between planting and probing: the
   same person with another attribute, or the same attribute of another person.
 
