@@ -1,4 +1,10 @@
-"""Collects each benchmark's measured figures and prints them as one table at the end."""
+"""Collects each benchmark's figures into named tables, writes them, and prints a summary.
+
+``record(table, **row)`` adds a row to ``benchmarks/results/<table>.json`` and ``.md``;
+``target(name, measured, limit, ratio, met)`` adds a line to the targets table. At the end
+of the session ``benchmarks/results/summary.md`` holds the targets first, then every table,
+and is printed.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +13,48 @@ from pathlib import Path
 
 import pytest
 
-ROWS: list[dict] = []
+TABLES: dict[str, list[dict]] = {}
+TARGETS: list[dict] = []
 RESULTS = Path(__file__).parent / "results"
 
 
 @pytest.fixture
 def record():
-    def add(**row):
-        ROWS.append(row)
+    def add(table: str, **row):
+        TABLES.setdefault(table, []).append(row)
 
     return add
 
 
+@pytest.fixture
+def target():
+    def add(name: str, measured: str, limit: str, ratio: float | None, met: bool):
+        TARGETS.append({"target": name, "measured": measured, "limit": limit,
+                        "ratio": None if ratio is None else round(ratio, 3), "met": "yes" if met else "MISSED"})
+
+    return add
+
+
+def markdown(rows: list[dict]) -> str:
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join("" if r.get(c) is None else str(r.get(c)) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if not ROWS:
+    if not TABLES and not TARGETS:
         return
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "retrieval.json").write_text(json.dumps(ROWS, indent=2) + "\n")
-    cols = list(ROWS[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in ROWS]
-    table = "\n".join(lines)
-    (RESULTS / "retrieval.md").write_text(table + "\n")
-    print("\n\n" + table)
+    parts = []
+    if TARGETS:
+        (RESULTS / "targets.json").write_text(json.dumps(TARGETS, indent=2) + "\n")
+        parts.append("## Targets\n\n" + markdown(TARGETS))
+    for name, rows in TABLES.items():
+        (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2) + "\n")
+        (RESULTS / f"{name}.md").write_text(markdown(rows) + "\n")
+        parts.append(f"## {name}\n\n" + markdown(rows))
+    text = "\n\n".join(parts) + "\n"
+    if TARGETS and len(TABLES) > 1:       # a partial run (-k) leaves the last full summary alone
+        (RESULTS / "summary.md").write_text(text)
+    print("\n\n" + text)

@@ -64,7 +64,7 @@ def test_probe(benchmark, record, n, mode):
     if mode == "flat":
         FLAT_RECALL[n] = recall
     rel = round(recall / FLAT_RECALL[n], 3) if mode == "tiered" and FLAT_RECALL.get(n) else None
-    record(memories=n, mode=mode, scored_per_probe=int(scored), scored_share=f"{scored / n:.2%}",
+    record("retrieval", memories=n, mode=mode, scored_per_probe=int(scored), scored_share=f"{scored / n:.2%}",
            ms_per_probe=round(benchmark.stats.stats.mean * 1000, 3), recall_at_10=round(recall, 3),
            recall_vs_flat=rel, tiers_searched=results[0].cost.tiers_searched)
     if mode == "tiered" and n == max(SIZES):

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mtsbench.mechanisms.arousal import Knn, NoArousal, Radius
 from mtsbench.mechanisms.decay import NoDecay
@@ -9,7 +11,7 @@ from mtsbench.mechanisms.depth import Escalate, Fixed, Full, Linear
 from mtsbench.mechanisms.tiers import Capacity, Heat, Thresholds
 from mtsbench.memory.attention import DualAttention
 from mtsbench.memory.index import ExactTier, HnswTier, TierIndexes
-from mtsbench.memory.retrieval import TieredSearch
+from mtsbench.memory.retrieval import TieredSearch, rank
 from mtsbench.memory.store import MemoryStore
 
 
@@ -152,3 +154,10 @@ def test_a_mostly_deleted_hnsw_tier_still_answers_with_its_live_members():
         live = sorted(set(range(45)) - set(gone.tolist()))
         assert sorted(ids.tolist()) == live and scored == len(live)
         assert np.allclose(sims, vectors[ids] @ (q / np.linalg.norm(q)), atol=1e-5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scores=st.lists(st.integers(0, 6), min_size=1, max_size=300), k=st.integers(1, 60))
+def test_rank_is_the_stable_sorts_first_k(scores, k):
+    s = np.array(scores, dtype=float) / 3.0          # many ties
+    assert rank(s, k).tolist() == np.argsort(-s, kind="stable")[:k].tolist()

@@ -8,7 +8,8 @@ Every change to memory is appended to ``trace`` as one event dict.
 
 Per step the agent touches only what the step needs: the tiers a search reaches, the
 neighbours arousal finds, the memories it recalls. Demotion by decay happens only at
-rebalance points (``idle`` steps and every ``rebalance_every`` steps), vectorised.
+rebalance points (``idle`` steps and every ``rebalance_every`` steps), looking only at the
+memories written since the last one or whose decay is due (``memory.tiering``).
 
 Order within a step: a session that ended (a gap over ``summarize.session_gap``) is
 summarised first, and a night that passed is consolidated (``consolidation.nightly_at``);
@@ -36,8 +37,9 @@ from .mechanisms.events import PerCategory
 from .mechanisms.tiers import TierPolicy
 from .memory.attention import HOUR, DualAttention
 from .memory.index import TierIndexes
-from .memory.retrieval import Retrieval, SearchCost, TieredSearch
+from .memory.retrieval import Retrieval, SearchCost, TieredSearch, rank
 from .memory.store import MemoryStore
+from .memory.tiering import Tiering
 from .processes.consolidation import Consolidator
 from .processes.events import EventTracker
 from .processes.inference import Inferrer
@@ -85,7 +87,8 @@ class MemoryAgent:
                  index: dict | None = None, rebalance_every: int = 20, language: str = "en",
                  summariser: Summariser | None = None, consolidator: Consolidator | None = None,
                  inferrer: Inferrer | None = None, events=None, belief=None, accumulate=None, conflict=None,
-                 day_offset: float = 0.0, rank_to: int = 0):
+                 day_offset: float = 0.0, rank_to: int = 0,
+                 incremental_rebalance: bool = True):
         self.embedder = embedder
         self.llm = llm
         self.attention = attention
@@ -109,6 +112,7 @@ class MemoryAgent:
         self.index = TierIndexes(embedder.dim, tiers.n_tiers, **(index or {}))
         self.processes = ProcessCosts()
         self.new_facts: list[int] = []
+        self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
         self.now = 0.0
         self.steps_done = 0
         self.trace: list[dict] = []
@@ -142,28 +146,32 @@ class MemoryAgent:
         self._promote(np.union1d(ids, aroused))
 
     def _arouse(self, sources: np.ndarray) -> np.ndarray:
-        """Raise the short-term attention of each source's neighbours, in every tier."""
+        """Raise the short-term attention of each source's neighbours, in every tier.
+
+        Each tier answers all the sources in one batched query; each source then keeps its
+        ``neighbors`` most similar candidates (itself excluded) over all tiers.
+        """
         n = self.arousal.neighbors
         if n <= 0:
             return np.zeros(0, dtype=np.int64)
-        targets, amounts = [], []
+        queries = self.store.vectors[sources]
+        ids, sims = [], []
         cost = SearchCost()
-        for src in sources:
-            q = self.store.vectors[src]
-            ids, sims = [], []
-            for tier in range(self.index.n_tiers):
-                t_ids, t_sims, scored = self.index.query(tier, q, n + 1)
-                cost.scored += scored
-                cost.index_queries += 1
-                ids.append(t_ids)
-                sims.append(t_sims)
-            ids, sims = np.concatenate(ids), np.concatenate(sims)
-            keep = ids != src
-            ids, sims = ids[keep], sims[keep]
-            order = np.argsort(-sims, kind="stable")[:n]
-            gain = self.arousal.amounts(sims[order])
+        for tier in range(self.index.n_tiers):
+            t_ids, t_sims, scored = self.index.query_many(tier, queries, n + 1)
+            cost.scored += scored * len(sources)
+            cost.index_queries += len(sources)
+            ids.append(np.broadcast_to(t_ids, t_sims.shape) if t_ids.ndim == 1 else t_ids)
+            sims.append(t_sims)
+        ids, sims = np.concatenate(ids, axis=1), np.concatenate(sims, axis=1)
+        targets, amounts = [], []
+        for row, src in enumerate(sources):
+            keep = ids[row] != src
+            s_ids, s_sims = ids[row][keep], sims[row][keep]
+            order = rank(s_sims, n)
+            gain = self.arousal.amounts(s_sims[order])
             hit = gain > 0
-            targets.append(ids[order][hit])
+            targets.append(s_ids[order][hit])
             amounts.append(gain[hit])
         if self.processes.active is None:
             self._arousal_cost.scored += cost.scored
@@ -223,9 +231,7 @@ class MemoryAgent:
 
     # -- tiers -------------------------------------------------------------------------
     def _targets(self, ids: np.ndarray, full: bool) -> np.ndarray:
-        s = self.store
-        return self.tiers.assign(self.attention.total(s, ids, self.now), s.tier[ids], s.recalls[ids],
-                                 s.parts[ids], (self.now - s.long_t[ids]) / HOUR, full=full)
+        return self.tiering.targets(self.store, ids, self.now, full=full)
 
     def _move(self, ids: np.ndarray, new: np.ndarray, why: str) -> None:
         old = self.store.tier[ids]
@@ -257,10 +263,15 @@ class MemoryAgent:
         self._move(out, target, "spilled")
 
     def rebalance(self) -> None:
-        """Re-tier every live memory (demotion by decay happens only here), vectorised."""
-        ids = self.store.live_ids()
+        """Re-tier the memories that can have moved (demotion by decay happens only here).
+
+        ``Tiering.to_check`` gives every live memory for a full pass, or, incrementally,
+        only those written since the last pass or whose decay is due; same tiers either way.
+        """
+        ids = self.tiering.to_check(self.store, self.now)
         if len(ids):
             self._move(ids, self._targets(ids, full=True), "rebalance")
+            self.tiering.schedule(self.store, ids, self.now)
         self.emit("rebalanced", sizes=self.index.sizes())
 
     # -- background processes ----------------------------------------------------------

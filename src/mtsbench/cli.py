@@ -19,6 +19,8 @@ commands:
                               run scenarios, exit 1 on any failed expectation
   validate FILES...           check scenario files, one line per problem
   scenarios [FILES|DIRS]      list scenarios
+  generate [--days N ...] [--out FILE|DIR]
+                              write a long-horizon scenario generated from a seed
   report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
   import locomo|longmemeval FILE -o DIR
                               turn a benchmark file into scenario files (see mtsbench import -h)"""
@@ -137,8 +139,14 @@ def _import(argv):
     return import_main(argv)
 
 
+def _generate(argv):
+    from .scenario.generate import generate_main
+
+    return generate_main(argv)
+
+
 COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
-            "report": report_main, "import": _import}
+            "report": report_main, "import": _import, "generate": _generate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,9 @@ from .agent import MemoryAgent
 from .config import ConfigError
 from .evaluate import RowMaker, check_rows, event_rows, observation_rows, probe_rows
 from .outputs import write_outputs
+from .preload import PreloadSpec, preload
 from .scenario.catalog import resolve
+from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
 from .scenario.model import EventCountCheck, Scenario
 from .timelines import Timeline
@@ -54,7 +56,8 @@ def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
                        belief=instantiate(cfg.belief), accumulate=instantiate(cfg.accumulate),
                        conflict=instantiate(cfg.conflict),
                        day_offset=start.hour * 3600 + start.minute * 60 + start.second,
-                       rank_to=max(evidence.depths_of(cfg), default=0))
+                       rank_to=max(evidence.depths_of(cfg), default=0),
+                       incremental_rebalance=cfg.agent.get("incremental_rebalance", True))
 
 
 def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
@@ -74,6 +77,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
     scenario ends and what still waits is summarised)."""
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     agent = build_agent(cfg, scenario)
+    preload(agent, PreloadSpec.from_config(cfg.get("preload")), scenario.language)
     rows = RowMaker(scenario.id)
     out = ScenarioRun(scenario)
     timeline = Timeline(scenario)
@@ -126,9 +130,12 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
     return out
 
 
-def load_all(cfg: DictConfig) -> list[Scenario]:
-    """Every scenario the config names (``scenarios``: names or paths; empty = bundled)."""
-    return [load_scenario(p) for p in resolve(list(cfg.scenarios or []))]
+def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
+    """Every scenario the config names (``scenarios``: names or paths; empty = bundled, unless
+    ``generate.days`` > 0: then the generated scenario, written into ``out_dir/generated``)."""
+    made = generated_paths(cfg.get("generate"), out_dir)
+    named = list(cfg.scenarios or [])
+    return [load_scenario(p) for p in (resolve(named) if named or not made else []) + made]
 
 
 def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: bool = False) -> pd.DataFrame:
@@ -138,7 +145,7 @@ def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: b
     """
     from tqdm import tqdm
 
-    scenarios = load_all(cfg)
+    scenarios = load_all(cfg, out_dir)
     with tqdm(total=sum(len(s.steps) for s in scenarios), unit="step", leave=False,
               disable=None if progress else True) as bar:
         runs = []

@@ -9,7 +9,9 @@ Features of a text (lower-cased, after dropping a short stop-word list):
 
 Feature f goes to bucket ``crc32(f) % dim`` with sign ``+1`` or ``-1`` from another bit
 of the hash (the signed hashing trick), then the vector is L2-normalised. The same text
-always gives the same vector, in every process (crc32, never ``hash()``).
+always gives the same vector, in every process (crc32, never ``hash()``). A token's
+features depend on the token alone, so they are computed once per token and memoised;
+a batch is one scatter-add.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ class Hashing:
     True
     """
 
-    def __init__(self, dim: int = 1024, char_n: int = 3, char_weight: float = 0.3):
+    def __init__(self, dim: int = 1024, char_n: int = 3, char_weight: float = 0.3, cache_size: int = 200_000):
         self.dim = dim
         self.char_n = char_n
         self.char_weight = char_weight
+        self.cache_size = cache_size      # tokens whose features are memoised (cleared when full)
+        self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def features(self, text: str) -> list[tuple[str, float]]:
         """The weighted features of ``text`` (see the module docstring)."""
@@ -62,12 +66,31 @@ class Hashing:
                 out += [("n:" + marked[i : i + n], self.char_weight) for i in range(len(marked) - n + 1)]
         return out
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for feature, weight in self.features(text):
+    def _token(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """(buckets, signed weights) of one token's features, in feature order; memoised."""
+        hit = self._cache.get(token)
+        if hit is None:
+            buckets, weights = [], []
+            for feature, weight in self.features(token):
                 h = zlib.crc32(feature.encode("utf-8"))
-                vectors[row, h % self.dim] += weight if (h >> 31) & 1 else -weight
+                buckets.append(h % self.dim)
+                weights.append(weight if (h >> 31) & 1 else -weight)
+            if len(self._cache) >= self.cache_size:
+                self._cache.clear()
+            hit = self._cache[token] = (np.array(buckets, dtype=np.int64), np.array(weights, dtype=np.float32))
+        return hit
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed a batch: every feature added in text order with one ``np.add.at`` (unbuffered,
+        in order, float32), so a text's vector is the same alone or in any batch."""
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        token = self._token
+        parts = [[token(t) for t in _TOKEN.findall(text.lower())] for text in texts]
+        counts = [sum(len(b) for b, _ in p) for p in parts]
+        flat = [bw for p in parts for bw in p]
+        if flat:
+            rows = np.repeat(np.arange(len(texts)), counts)
+            np.add.at(vectors, (rows, np.concatenate([b for b, _ in flat])), np.concatenate([w for _, w in flat]))
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         np.divide(vectors, norms, out=vectors, where=norms > 0)
         return vectors

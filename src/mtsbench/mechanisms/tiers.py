@@ -10,6 +10,11 @@ rebalance points.
 A policy may bound its top tier with a FIFO (attribute ``fifo`` = its size, as ``Fifo``
 does): a new memory enters tier 0, and when an arrival makes tier 0 hold more than
 ``fifo`` memories the agent hands the oldest over to ``overflow``, which places them below.
+
+``local`` is True when a memory's target depends on its own inputs only and, while they
+change only by time passing (attention decays, idle hours grow), never moves up: then a
+rebalance need look only at the memories whose decay can have crossed a boundary
+(``memory.tiering``). A policy without it is re-applied to the whole store at each pass.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 
 class TierPolicy(Protocol):
     n_tiers: int
+    local: bool
 
     def assign(self, attention: np.ndarray, current: np.ndarray, recalls: np.ndarray,
                length: np.ndarray, idle_hours: np.ndarray, full: bool = True) -> np.ndarray:
@@ -36,6 +42,7 @@ class Flat:
     """
 
     n_tiers = 1
+    local = True
 
     def assign(self, attention, current, recalls, length, idle_hours, full=True):
         return np.zeros(len(attention), dtype=np.int8)
@@ -64,6 +71,8 @@ class Thresholds:
     [1, 0, 1, 2]
     """
 
+    local = True
+
     def __init__(self, cutoffs=(5.0, 2.0, 0.5), hysteresis: float = 0.25):
         self.cutoffs = tuple(float(c) for c in cutoffs)
         self.hysteresis = hysteresis
@@ -91,6 +100,8 @@ class Capacity:
     >>> p.assign(np.array([1.0, 9.0, 5.0, 3.0, 0.0]), np.full(5, 2), None, None, None).tolist()
     [2, 0, 1, 1, 2]
     """
+
+    local = False     # a memory's tier depends on every other memory's attention
 
     def __init__(self, sizes=(200, 2000)):
         self.sizes = tuple(int(s) for s in sizes)
@@ -125,6 +136,7 @@ class Heat:
     """
 
     n_tiers = 2
+    local = True
 
     def __init__(self, alpha: float = 1.0, beta: float = 1.0, gamma: float = 1.0, mu_hours: float = 24.0,
                  threshold: float = 5.0):

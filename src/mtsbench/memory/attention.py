@@ -2,7 +2,8 @@
 
 For component c with stored (v, t, S) and decay curve r_c, the value at time ``now``
 (seconds) is ``v * r_c((now - t) / 3600, S)``. Reading touches only the rows asked for;
-writing (label, recall, arouse) first folds the decay into v and sets t = now.
+writing (label, recall, arouse) first folds the decay into v and sets t = now, and notes
+the rows written (``MemoryStore.mark_changed``) for the incremental rebalance.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class DualAttention:
         store.long_t[ids] = store.short_t[ids] = now
         store.long_s[ids] = self.long_decay.initial_strength
         store.short_s[ids] = self.short_decay.initial_strength
+        store.mark_changed(ids)
 
     def recall(self, store: MemoryStore, ids: np.ndarray, now: float) -> None:
         """A recall is a use: long gains ``long_gain``, short gains ``short_gain``."""
@@ -68,6 +70,7 @@ class DualAttention:
         store.long_s[ids] = self.long_decay.strengthen(store.long_s[ids])
         store.short_s[ids] = self.short_decay.strengthen(store.short_s[ids])
         store.recalls[ids] += 1
+        store.mark_changed(ids)
 
     def weaken(self, store: MemoryStore, ids: np.ndarray, keep: np.ndarray, now: float) -> None:
         """Scale both parts by ``keep`` (0..1): a fact that lost a contradiction loses attention."""
@@ -76,6 +79,7 @@ class DualAttention:
         keep = np.clip(np.asarray(keep, dtype=float), 0.0, 1.0)
         store.long_v[ids], store.short_v[ids] = long * keep, short * keep
         store.long_t[ids] = store.short_t[ids] = now
+        store.mark_changed(ids)
 
     def arouse(self, store: MemoryStore, ids: np.ndarray, amounts: np.ndarray,
                now: float) -> tuple[np.ndarray, np.ndarray]:
@@ -89,4 +93,5 @@ class DualAttention:
         long, short = self.parts(store, ids, now)
         store.short_v[ids] = boost(short, summed, np.maximum(self.cap - long, 0.0))
         store.short_t[ids] = now
+        store.mark_changed(ids)
         return ids, summed

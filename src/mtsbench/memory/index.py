@@ -21,6 +21,38 @@ import hnswlib
 import numpy as np
 
 
+class IdMap:
+    """A dense array indexed by memory id (ids are store rows, so dense), grown on demand.
+
+    >>> m = IdMap(np.int32, -1)
+    >>> m[np.array([5, 2])] = [7, 8]
+    >>> m[np.array([2, 5, 9])].tolist()
+    [8, 7, -1]
+    """
+
+    def __init__(self, dtype, fill):
+        self.fill = fill
+        self.a = np.full(0, fill, dtype=dtype)
+
+    def _ensure(self, n: int) -> None:
+        if n > len(self.a):
+            grown = np.full(max(n, 2 * len(self.a)), self.fill, dtype=self.a.dtype)
+            grown[: len(self.a)] = self.a
+            self.a = grown
+
+    def __getitem__(self, ids):
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size:
+            self._ensure(int(ids.max()) + 1)
+        return self.a[ids]
+
+    def __setitem__(self, ids, values):
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size:
+            self._ensure(int(ids.max()) + 1)
+        self.a[ids] = values
+
+
 class ExactTier:
     """A tier searched by an exact scan of its own contiguous matrix."""
 
@@ -30,9 +62,10 @@ class ExactTier:
         self.ids = np.zeros(capacity, dtype=np.int64)
         self.vectors = np.zeros((capacity, dim), dtype=np.float32)
         self.size = 0
-        self.pos: dict[int, int] = {}
+        self.pos = IdMap(np.int64, -1)          # memory id -> row in this tier, -1 if absent
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
         need = self.size + len(ids)
         if need > len(self.ids):
             cap = max(need, 2 * len(self.ids))
@@ -42,29 +75,38 @@ class ExactTier:
             self.vectors = grown
         self.ids[self.size:need] = ids
         self.vectors[self.size:need] = vectors
-        for offset, i in enumerate(ids):
-            self.pos[int(i)] = self.size + offset
+        self.pos[ids] = np.arange(self.size, need)
         self.size = need
 
     def remove(self, i: int) -> None:
-        p = self.pos.pop(int(i))
-        last = self.size - 1
-        if p != last:
-            moved = int(self.ids[last])
-            self.ids[p] = moved
-            self.vectors[p] = self.vectors[last]
-            self.pos[moved] = p
-        self.size = last
+        self.remove_many(np.array([i]))
+
+    def remove_many(self, ids: np.ndarray) -> None:
+        """Swap-remove: the rows at the end fill the holes, O(len(ids))."""
+        ids = np.asarray(ids, dtype=np.int64)
+        gone = np.sort(self.pos[ids])
+        end = self.size - len(ids)
+        holes = gone[gone < end]
+        tail = np.setdiff1d(np.arange(end, self.size), gone, assume_unique=True)
+        self.ids[holes] = self.ids[tail]
+        self.vectors[holes] = self.vectors[tail]
+        self.pos[self.ids[holes]] = holes
+        self.pos[ids] = -1
+        self.size = end
 
     def query(self, q: np.ndarray, k: int):
         sims = self.vectors[: self.size] @ q
         return self.ids[: self.size].copy(), sims.astype(float), self.size
 
+    def query_many(self, qs: np.ndarray, k: int):
+        """Every member against each row of ``qs``: (ids, sims of shape (len(qs), size), scored per query)."""
+        return self.ids[: self.size].copy(), (qs @ self.vectors[: self.size].T).astype(float), self.size
+
     def members(self) -> np.ndarray:
         return self.ids[: self.size].copy()
 
     def update(self, i: int, vector: np.ndarray) -> None:
-        self.vectors[self.pos[int(i)]] = vector
+        self.vectors[int(self.pos[np.array([i])][0])] = vector
 
 
 class HnswTier:
@@ -73,62 +115,76 @@ class HnswTier:
     kind = "hnsw"
 
     def __init__(self, dim: int, capacity: int, M: int = 16, ef_construction: int = 100, ef: int = 64,
-                 seed: int = 0):
+                 seed: int = 0, threads: int = 1):
         self.index = hnswlib.Index(space="cosine", dim=dim)
         self.index.init_index(max_elements=max(capacity, 16), M=M, ef_construction=ef_construction,
                               random_seed=seed)
         self.index.set_num_threads(1)
         self.ef = ef
+        self.threads = threads
         self.index.set_ef(ef)
-        self.present: set[int] = set()     # labels in the graph, deleted or not
-        self.live: set[int] = set()
-        self.stale: set[int] = set()       # deleted labels whose memory got a new vector since
-
-    @property
-    def size(self) -> int:
-        return len(self.live)
+        self.present = IdMap(bool, False)      # labels in the graph, deleted or not
+        self.live = IdMap(bool, False)
+        self.stale = IdMap(bool, False)        # deleted labels whose memory got a new vector since
+        self.size = 0
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
-        back = [int(i) for i in ids if int(i) in self.present]
-        for i in back:
+        ids = np.asarray(ids, dtype=np.int64)
+        known = self.present[ids]
+        for i in ids[known].tolist():
             self.index.unmark_deleted(i)
-        rewritten = [p for p, i in enumerate(ids) if int(i) in self.stale]
-        if rewritten:   # its text changed while it lived in another tier: refresh the vector
-            self.index.add_items(vectors[rewritten], np.asarray(ids)[rewritten].astype(np.uint64), num_threads=1)
-            self.stale.difference_update(int(ids[p]) for p in rewritten)
-        new = np.array([int(i) not in self.present for i in ids], dtype=bool)
-        if new.any():
+        rewritten = known & self.stale[ids]
+        if rewritten.any():   # its text changed while it lived in another tier: refresh the vector
+            self.index.add_items(np.asarray(vectors)[rewritten], ids[rewritten].astype(np.uint64), num_threads=1)
+            self.stale[ids[rewritten]] = False
+        if not known.all():
+            new = ~known
             need = self.index.get_current_count() + int(new.sum())
             if need > self.index.get_max_elements():
                 self.index.resize_index(max(need, 2 * self.index.get_max_elements()))
-            self.index.add_items(vectors[new], np.asarray(ids)[new].astype(np.uint64), num_threads=1)
-            self.present.update(int(i) for i in np.asarray(ids)[new])
-        self.live.update(int(i) for i in ids)
+            # threads pay off for a bulk build only; a step's few inserts stay single-threaded
+            threads = self.threads if new.sum() >= 1000 else 1
+            self.index.add_items(np.asarray(vectors)[new], ids[new].astype(np.uint64), num_threads=threads)
+            self.present[ids[new]] = True
+        self.live[ids] = True
+        self.size += len(ids)
 
     def remove(self, i: int) -> None:
-        self.index.mark_deleted(int(i))
-        self.live.discard(int(i))
+        self.remove_many(np.array([i]))
+
+    def remove_many(self, ids: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
+        for i in ids.tolist():
+            self.index.mark_deleted(i)
+        self.live[ids] = False
+        self.size -= len(ids)
 
     def query(self, q: np.ndarray, k: int):
+        ids, sims, scored = self.query_many(np.asarray(q)[None, :], k)
+        return ids[0], sims[0], scored
+
+    def query_many(self, qs: np.ndarray, k: int):
+        """The k nearest of each row of ``qs``: (ids, sims), both (len(qs), k), and k scored per query."""
         k = min(k, self.size)
         if k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0), 0
+            return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0)), 0
         self.index.set_ef(max(self.ef, k))
         try:
-            labels, dist = self.index.knn_query(q, k=k, num_threads=1)
+            labels, dist = self.index.knn_query(qs, k=k, num_threads=1)
         except RuntimeError:    # the graph is mostly deleted entries and cannot reach k live ones
-            return self._scan(q)
-        return labels[0].astype(np.int64), 1.0 - dist[0].astype(float), k
+            return self._scan(qs)
+        return labels.astype(np.int64), 1.0 - dist.astype(float), k
 
-    def _scan(self, q: np.ndarray):
+    def _scan(self, qs: np.ndarray):
         """Exact cosine scan of the live members (hnswlib keeps their normalised vectors)."""
-        ids = np.array(sorted(self.live), dtype=np.int64)
+        ids = self.members()
         vectors = np.asarray(self.index.get_items(ids.astype(np.uint64)), dtype=np.float32)
-        norm = float(np.linalg.norm(q)) or 1.0
-        return ids, (vectors @ (q / norm)).astype(float), len(ids)
+        norms = np.linalg.norm(qs, axis=1, keepdims=True)
+        sims = (qs / np.where(norms > 0, norms, 1.0)) @ vectors.T
+        return np.broadcast_to(ids, sims.shape).copy(), sims.astype(float), len(ids)
 
     def members(self) -> np.ndarray:
-        return np.array(sorted(self.live), dtype=np.int64)
+        return np.flatnonzero(self.live.a)
 
     def update(self, i: int, vector: np.ndarray) -> None:
         """Replace a live member's vector (hnswlib updates an existing label in place)."""
@@ -136,13 +192,17 @@ class HnswTier:
 
 
 class TierIndexes:
-    """The indexes of every tier of one store; ``tier_of`` mirrors the store's tier column."""
+    """The indexes of every tier of one store; ``tier_of`` mirrors the store's tier column.
+
+    ``threads`` > 1 builds HNSW graphs on several cores: faster, but the graph (so results)
+    then varies from run to run; 1 (the default) is deterministic.
+    """
 
     def __init__(self, dim: int, n_tiers: int, exact_below: int = 5000, M: int = 16, ef_construction: int = 100,
-                 ef: int = 64, seed: int = 0):
+                 ef: int = 64, seed: int = 0, threads: int = 1):
         self.dim = dim
         self.exact_below = exact_below
-        self.hnsw = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed}
+        self.hnsw = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed, "threads": threads}
         self.tiers: list[ExactTier | HnswTier] = [ExactTier(dim) for _ in range(n_tiers)]
 
     @property
@@ -153,35 +213,40 @@ class TierIndexes:
         return [t.size for t in self.tiers]
 
     def add(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add memories to a tier; an exact tier growing past ``exact_below`` becomes an HNSW
+        tier built from its members and the new ones in one call."""
         t = self.tiers[tier]
-        t.add(ids, vectors)
-        if isinstance(t, ExactTier) and t.size > self.exact_below:
-            self._to_hnsw(tier)
-
-    def _to_hnsw(self, tier: int) -> None:
-        old = self.tiers[tier]
-        new = HnswTier(self.dim, 2 * old.size, **self.hnsw)
-        new.add(old.ids[: old.size].copy(), old.vectors[: old.size].copy())
-        self.tiers[tier] = new
+        if isinstance(t, ExactTier) and t.size + len(ids) > self.exact_below:
+            hnsw = HnswTier(self.dim, 2 * (t.size + len(ids)), **self.hnsw)
+            hnsw.add(np.concatenate([t.ids[: t.size], np.asarray(ids, dtype=np.int64)]),
+                     np.concatenate([t.vectors[: t.size], np.asarray(vectors, dtype=np.float32)]))
+            self.tiers[tier] = hnsw
+        else:
+            t.add(ids, vectors)
 
     def move(self, ids: np.ndarray, old: np.ndarray, new: np.ndarray, vectors: np.ndarray) -> None:
         """Move memories ``ids`` from tiers ``old`` to tiers ``new`` (vectors: their rows)."""
-        for i, a in zip(ids, old):
-            self.tiers[int(a)].remove(int(i))
+        ids = np.asarray(ids, dtype=np.int64)
+        for t in np.unique(old):
+            self.tiers[int(t)].remove_many(ids[old == t])
         for t in np.unique(new):
             sel = new == t
-            self.add(int(t), np.asarray(ids)[sel], vectors[sel])
+            self.add(int(t), ids[sel], vectors[sel])
 
     def query(self, tier: int, q: np.ndarray, k: int):
         return self.tiers[tier].query(q, k)
+
+    def query_many(self, tier: int, qs: np.ndarray, k: int):
+        """Each row of ``qs`` against one tier (see ``ExactTier.query_many``, ``HnswTier.query_many``)."""
+        return self.tiers[tier].query_many(qs, k)
 
     def update(self, tier: int, i: int, vector: np.ndarray) -> None:
         """Memory ``i`` of ``tier`` has a new vector (its text was rewritten); an HNSW tier
         that held it before keeps the old vector until it comes back, then refreshes it."""
         self.tiers[tier].update(i, vector)
         for other, t in enumerate(self.tiers):
-            if other != tier and isinstance(t, HnswTier) and int(i) in t.present:
-                t.stale.add(int(i))
+            if other != tier and isinstance(t, HnswTier) and bool(t.present[np.array([i])][0]):
+                t.stale[np.array([i])] = True
 
     def remove(self, tier: int, i: int) -> None:
         """Memory ``i`` leaves the indexes (it died)."""

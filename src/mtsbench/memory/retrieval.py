@@ -68,7 +68,13 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, len(scores))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    return np.argsort(-scores, kind="stable")[:k]
+    neg = -np.asarray(scores)
+    if 8 * k >= len(neg):
+        return np.argsort(neg, kind="stable")[:k]
+    # O(n): every position at least as good as the k-th best, then a stable sort of those few;
+    # the same positions in the same order as the full stable sort's first k
+    candidates = np.flatnonzero(neg <= np.partition(neg, k - 1)[k - 1])
+    return candidates[np.argsort(neg[candidates], kind="stable")[:k]]
 
 
 class TieredSearch:

@@ -1,13 +1,14 @@
 """Column store of memories: numpy columns for numbers and vectors, lists for text.
 
-Rows are appended into preallocated arrays that double when full, so adding a memory is
-amortised O(1) and the vector matrix is never copied per insert. A memory is never
+Rows are appended into preallocated arrays that double when full (``reserve`` sizes them
+once for a bulk load), so adding a memory is amortised O(1) and the vector matrix is never
+copied per insert. ``add`` is ``add_many`` of one row: both set the same columns. A memory is never
 removed; a merged-away memory is marked dead (``alive`` False) and skipped by searches.
 
 A fact's belief is ``belief`` with its NARS evidence ``w_plus``/``w_minus`` (see
 ``mechanisms.belief``). Attention is held per component c in {long, short} as (value ``c_v``, time of last
 update ``c_t`` in seconds, strength ``c_s``); its current value is computed lazily by
-``memory.attention.DualAttention``.
+``memory.attention.DualAttention``, which notes every row it writes (``mark_changed``).
 """
 
 from __future__ import annotations
@@ -67,63 +68,70 @@ class MemoryStore:
         self.meta: list[dict] = []
         self.by_step: dict[str, int] = {}
         self.by_key: dict[str, list[int]] = {}
+        self._changed: list[np.ndarray] = []
 
-    def _grow(self) -> None:
-        self._cap *= 2
+    def _grow(self, need: int) -> None:
+        """Double the capacity (at least to ``need``): amortised O(1) per row, one copy per column."""
+        self._cap = max(need, 2 * self._cap)
         for name in ("vectors", "kind", "tier", "recalls", "parts", "alive", *_FLOAT_COLUMNS):
             old = getattr(self, name)
             new = np.zeros((self._cap, *old.shape[1:]), dtype=old.dtype)
             new[: self.size] = old[: self.size]
             setattr(self, name, new)
 
+    def reserve(self, capacity: int) -> None:
+        """Make room for ``capacity`` rows at once (one copy instead of repeated doubling)."""
+        if capacity > self._cap:
+            self._grow(capacity)
+
     def add(self, text: str, kind: str, *, created: float, provenance: tuple[str, ...],
             vector: np.ndarray, key: str | None = None, value: object = None,
             belief: float = 1.0, meta: dict | None = None) -> int:
-        """Append a memory with zero attention and return its id (its row)."""
-        if self.size == self._cap:
-            self._grow()
-        i = self.size
-        self.vectors[i] = vector
-        self.kind[i] = KIND_CODE[kind]
-        self.created[i] = created
-        self.belief[i] = belief
-        self.long_t[i] = self.short_t[i] = created
-        self.alive[i] = True
-        self.parts[i] = len(provenance)
-        self.text.append(text)
-        self.provenance.append(tuple(provenance))
-        self.key.append(key)
-        self.value.append(value)
-        self.meta.append(dict(meta or {}))
-        if kind in ("turn", "perception") and provenance:
-            self.by_step.setdefault(provenance[0], i)
-        if key is not None:
-            self.by_key.setdefault(key, []).append(i)
-        self.size += 1
-        return i
+        """Append one memory with zero attention and return its id (its row): ``add_many`` of one."""
+        return int(self.add_many([text], kind, created=created, vectors=np.asarray(vector)[None, :],
+                                 provenance=[provenance], keys=[key], values=[value], belief=belief,
+                                 metas=[meta])[0])
 
-    def add_many(self, texts: list[str], kind: str, *, created: np.ndarray, vectors: np.ndarray,
-                 provenance: list[tuple[str, ...]]) -> np.ndarray:
-        """Append many memories of one kind at once (vectorised columns); returns their ids."""
+    def add_many(self, texts: list[str], kind: str, *, created, vectors: np.ndarray,
+                 provenance: list[tuple[str, ...]], keys: list | None = None, values: list | None = None,
+                 belief=1.0, metas: list | None = None) -> np.ndarray:
+        """Append memories of one kind with zero attention (columns set vectorised); returns their ids.
+
+        ``created`` and ``belief`` are one value or one per memory; ``keys``, ``values`` and
+        ``metas`` default to None, None and a fresh empty dict per memory.
+
+        >>> s = MemoryStore(dim=2, capacity=1)
+        >>> s.add_many(["a", "b"], "fact", created=[1.0, 2.0], vectors=np.eye(2), provenance=[("s0",), ()],
+        ...            keys=["k", None], values=[True, None]).tolist()
+        [0, 1]
+        >>> s.by_key, s.parts[:2].tolist(), s.long_t[:2].tolist()
+        ({'k': [0]}, [1, 0], [1.0, 2.0])
+        """
         n = len(texts)
-        while self.size + n > self._cap:
-            self._grow()
+        if self.size + n > self._cap:
+            self._grow(self.size + n)
+        rows = slice(self.size, self.size + n)
         ids = np.arange(self.size, self.size + n)
-        self.vectors[ids] = vectors
-        self.kind[ids] = KIND_CODE[kind]
-        self.created[ids] = created
-        self.belief[ids] = 1.0
-        self.long_t[ids] = self.short_t[ids] = created
-        self.alive[ids] = True
-        self.parts[ids] = [len(p) for p in provenance]
-        self.text += list(texts)
+        self.vectors[rows] = vectors
+        self.kind[rows] = KIND_CODE[kind]
+        self.created[rows] = created
+        self.belief[rows] = belief
+        self.long_t[rows] = self.short_t[rows] = self.created[rows]
+        self.alive[rows] = True
+        self.parts[rows] = [len(p) for p in provenance]
+        self.text += texts
         self.provenance += [tuple(p) for p in provenance]
-        self.key += [None] * n
-        self.value += [None] * n
-        self.meta += [{} for _ in range(n)]
+        self.key += [None] * n if keys is None else list(keys)
+        self.value += [None] * n if values is None else list(values)
+        self.meta += [{} for _ in range(n)] if metas is None else [dict(m or {}) for m in metas]
         if kind in ("turn", "perception"):
-            for i, p in zip(ids.tolist(), provenance):
-                self.by_step.setdefault(p[0], i)
+            for i, p in enumerate(provenance):
+                if p:
+                    self.by_step.setdefault(p[0], self.size + i)
+        if keys is not None:
+            for i, k in enumerate(keys):
+                if k is not None:
+                    self.by_key.setdefault(k, []).append(self.size + i)
         self.size += n
         return ids
 
@@ -133,6 +141,7 @@ class MemoryStore:
         self.vectors[i] = vector
         self.provenance[i] = tuple(provenance)
         self.parts[i] = len(provenance)
+        self.mark_changed(np.array([i]))       # a tier policy may read the number of parts
 
     def kill(self, i: int) -> None:
         """Mark memory ``i`` dead (merged away or dropped): searches skip it from now on, and
@@ -140,6 +149,18 @@ class MemoryStore:
         self.alive[i] = False
         if self.key[i] is not None and i in self.by_key.get(self.key[i], ()):
             self.by_key[self.key[i]].remove(i)
+    def mark_changed(self, ids: np.ndarray) -> None:
+        """Note that the attention state (or recall count) of ``ids`` was written.
+
+        Every such write must be noted: an incremental rebalance (``memory.tiering``)
+        re-tiers exactly the noted memories plus those whose decay is due.
+        """
+        self._changed.append(np.asarray(ids, dtype=np.int64).ravel())
+
+    def take_changed(self) -> np.ndarray:
+        """The distinct ids noted since the last call (sorted), and forget them."""
+        changed, self._changed = self._changed, []
+        return np.unique(np.concatenate(changed)) if changed else np.zeros(0, dtype=np.int64)
 
     def kind_of(self, i: int) -> str:
         return KINDS[int(self.kind[i])]

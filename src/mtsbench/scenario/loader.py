@@ -180,9 +180,13 @@ def _range(w, field, raw: dict, lo=None, hi=None) -> Range:
 
 
 class _Refs:
-    """Step ids seen from the step being read: its own, earlier ones (with their kind), later ones."""
+    """Step ids seen from the step being read: its own, earlier ones (with their kind), later ones.
 
-    def __init__(self, current: str, earlier: dict[str, str], later: set[str]):
+    ``later`` is a list of every step's id and the index of the current one; the later ids
+    are looked at only to word an error (a set of them per step would be quadratic).
+    """
+
+    def __init__(self, current: str, earlier: dict[str, str], later: tuple[list, int]):
         self.current, self.earlier, self.later = current, earlier, later
 
     def one(self, w, field, ref) -> str:
@@ -192,7 +196,8 @@ class _Refs:
         if ref not in self.earlier:
             if ref == self.current:
                 raise w.fail(field, f"refers to this step '{ref}' itself; expected an earlier step")
-            if ref in self.later:
+            ids, index = self.later
+            if ref in ids[index + 1:]:
                 raise w.fail(field, f"refers to step '{ref}' that comes later; expected an earlier step")
             close = difflib.get_close_matches(ref, list(self.earlier), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
@@ -342,6 +347,17 @@ def _timestamp(loader: _StrictLoader, node: yaml.ScalarNode):
 _StrictLoader.add_constructor("tag:yaml.org,2002:map", _map_without_duplicates)
 _StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 
+# libyaml's parser with the same constructors: a generated year (100k steps) parses in
+# seconds instead of minutes. A file it refuses is parsed again by the pure-Python loader,
+# so every error message comes from one parser.
+_FastStrictLoader = None
+if getattr(yaml, "__with_libyaml__", False):
+    class _FastStrictLoader(yaml.CSafeLoader):  # type: ignore[no-redef]
+        """_StrictLoader's constructors on libyaml's parser."""
+
+    _FastStrictLoader.add_constructor("tag:yaml.org,2002:map", _map_without_duplicates)
+    _FastStrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+
 
 def _read_yaml(path: Path, shown: str):
     try:
@@ -354,6 +370,11 @@ def _read_yaml(path: Path, shown: str):
         raise ScenarioError(f"{shown}: not UTF-8 text (bad byte at offset {e.start}); expected a YAML file") from None
     except OSError as e:
         raise ScenarioError(f"{shown}: cannot read the file ({e.strerror or type(e).__name__})") from None
+    if _FastStrictLoader is not None:
+        try:
+            return yaml.load(text, Loader=_FastStrictLoader)
+        except Exception:  # noqa: BLE001 - the pure-Python parser below words the error
+            pass
     try:
         return yaml.load(text, Loader=_StrictLoader)
     except yaml.MarkedYAMLError as e:
@@ -472,7 +493,7 @@ def _steps(shown: str, raw_steps: list, start: datetime) -> tuple[Step, ...]:
                 raise w.fail(key, f"only allowed on probe steps, {_on(kind)}")
         if "hints" in rs and kind not in TEXT_KINDS:
             raise w.fail("hints", f"only allowed on {_kinds(TEXT_KINDS)} steps, {_on(kind)}")
-        refs = _Refs(sid, earlier, {x for x in ids[i + 1:] if x is not None})
+        refs = _Refs(sid, earlier, (ids, i))
         text = _text(w, kind, rs[kind]) if kind in TEXT_KINDS else None
         duration = _duration(w, "idle", rs["idle"]) if kind == "idle" else 0.0
         checks = _checks(w, rs["check"], refs) if kind == "check" else ()
