@@ -76,9 +76,29 @@ class ScenarioError(Exception):
         super().__init__(" ".join(str(message).splitlines()))
 
 
-def _brief(value) -> str:
+def brief(value) -> str:
+    """``repr`` cut at 40 characters, as error messages quote offending values.
+
+    >>> brief("x" * 50)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
+    """
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def read_text(path: Path, shown: str, error: type[Exception], expected: str, folder_expected: str | None = None) -> str:
+    """The UTF-8 text of ``path``, or ``error`` with one line naming ``shown`` and what was
+    ``expected`` (``folder_expected`` when the path is a folder)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{shown}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{shown}: is a folder; expected {folder_expected or expected}") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{shown}: not UTF-8 text (bad byte at offset {e.start}); expected {expected}") from None
+    except OSError as e:
+        raise error(f"{shown}: cannot read the file ({e.strerror or type(e).__name__})") from None
 
 
 def _kinds(kinds, conj: str = "and") -> str:
@@ -107,7 +127,7 @@ def _sub(field: str, key) -> str:
 
 def _mapping(w: _Where, field: str, value, allowed, required=(), what: str = "a mapping") -> dict:
     if not isinstance(value, dict):
-        raise w.fail(field, f"expected {what}, got {_brief(value)}")
+        raise w.fail(field, f"expected {what}, got {brief(value)}")
     for key in value:
         if key not in allowed:
             close = difflib.get_close_matches(str(key), list(allowed), n=1)
@@ -125,7 +145,7 @@ def _number(w, field, value, lo=None, hi=None) -> float:
     else:
         want = "a number" if lo is None else f"a number >= {lo:g}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise w.fail(field, f"expected {want}, got {_brief(value)}")
+        raise w.fail(field, f"expected {want}, got {brief(value)}")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise w.fail(field, f"expected {want}, got {value!r}")
     return float(value)
@@ -133,26 +153,26 @@ def _number(w, field, value, lo=None, hi=None) -> float:
 
 def _int(w, field, value, lo: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise w.fail(field, f"expected an integer >= {lo}, got {_brief(value)}")
+        raise w.fail(field, f"expected an integer >= {lo}, got {brief(value)}")
     return value
 
 
 def _text(w, field, value) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise w.fail(field, f"expected non-empty text, got {_brief(value)}")
+        raise w.fail(field, f"expected non-empty text, got {brief(value)}")
     return value
 
 
 def _bool(w, field, value) -> bool:
     if not isinstance(value, bool):
-        raise w.fail(field, f"expected true or false, got {_brief(value)}")
+        raise w.fail(field, f"expected true or false, got {brief(value)}")
     return value
 
 
 def _scalar(w, field, value):
     if isinstance(value, (str, int, float, bool)):
         return value
-    raise w.fail(field, f"expected text, a number or true/false, got {_brief(value)}")
+    raise w.fail(field, f"expected text, a number or true/false, got {brief(value)}")
 
 
 def _duration(w, field, value) -> float:
@@ -161,13 +181,13 @@ def _duration(w, field, value) -> float:
     except ValueError as e:
         raise w.fail(field, str(e)) from None
     if seconds <= 0:
-        raise w.fail(field, f"expected a positive duration, got {_brief(value)}")
+        raise w.fail(field, f"expected a positive duration, got {brief(value)}")
     return seconds
 
 
 def _list(w, field, value, what: str = "a list") -> list:
     if not isinstance(value, list):
-        raise w.fail(field, f"expected {what}, got {_brief(value)}")
+        raise w.fail(field, f"expected {what}, got {brief(value)}")
     return value
 
 
@@ -262,7 +282,7 @@ def _expect(w: _Where, raw, kind: str, refs: _Refs) -> Expect:
         elif e.get("new") is True:
             event = EventExpect(new=True)
         elif "new" in e:
-            raise w.fail("expect.event.new", f"expected true (or 'same_as: STEP' instead), got {_brief(e['new'])}")
+            raise w.fail("expect.event.new", f"expected true (or 'same_as: STEP' instead), got {brief(e['new'])}")
         else:
             raise w.fail("expect.event", "expected 'same_as: STEP' or 'new: true', got {}")
     recall = refs.many(w, "expect.recall", raw["recall"]) if "recall" in raw else ()
@@ -272,7 +292,7 @@ def _expect(w: _Where, raw, kind: str, refs: _Refs) -> Expect:
     if "recall_sessions" in raw:
         groups = raw["recall_sessions"]
         if not isinstance(groups, dict) or not groups:
-            raise w.fail("expect.recall_sessions", f"expected a mapping {{SESSION: [STEP...]}}, got {_brief(groups)}")
+            raise w.fail("expect.recall_sessions", f"expected a mapping {{SESSION: [STEP...]}}, got {brief(groups)}")
         for name, ids in groups.items():
             field = f"expect.recall_sessions.{name}"
             if not _list(w, field, ids, "a non-empty list of step ids"):
@@ -331,7 +351,7 @@ def _map_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> di
                                                     key_node.start_mark) from None
         if first is not None:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {_brief(key)} (first given at line {first + 1})", key_node.start_mark)
+                None, None, f"duplicate key {brief(key)} (first given at line {first + 1})", key_node.start_mark)
         seen[key] = key_node.start_mark.line
     return loader.construct_mapping(node)
 
@@ -360,16 +380,7 @@ if getattr(yaml, "__with_libyaml__", False):
 
 
 def _read_yaml(path: Path, shown: str):
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{shown}: no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{shown}: is a folder; expected a scenario file (.yaml)") from None
-    except UnicodeDecodeError as e:
-        raise ScenarioError(f"{shown}: not UTF-8 text (bad byte at offset {e.start}); expected a YAML file") from None
-    except OSError as e:
-        raise ScenarioError(f"{shown}: cannot read the file ({e.strerror or type(e).__name__})") from None
+    text = read_text(path, shown, ScenarioError, "a YAML file", "a scenario file (.yaml)")
     if _FastStrictLoader is not None:
         try:
             return yaml.load(text, Loader=_FastStrictLoader)
@@ -399,7 +410,7 @@ def _start(w: _Where, value) -> datetime:
             return datetime.fromisoformat(value.strip()).replace(tzinfo=None)
         except ValueError:
             pass
-    raise w.fail("start", f"expected an ISO datetime such as 2026-03-02T09:00:00, got {_brief(value)}")
+    raise w.fail("start", f"expected an ISO datetime such as 2026-03-02T09:00:00, got {brief(value)}")
 
 
 def _when(seconds: float, start: datetime) -> str:
@@ -436,12 +447,12 @@ def load_scenario(path: str | Path) -> Scenario:
             raise top.fail(key, "missing (required)")
     sid = raw["id"]
     if not isinstance(sid, str) or not SCENARIO_ID.fullmatch(sid):
-        raise top.fail("id", f"expected lowercase letters, digits and '_' only, got {_brief(sid)}")
+        raise top.fail("id", f"expected lowercase letters, digits and '_' only, got {brief(sid)}")
     if sid != path.stem:
         raise top.fail("id", f"expected the file's name '{path.stem}', got '{sid}'")
     title = _text(top, "title", raw["title"])
     if raw["language"] not in LANGUAGES:
-        raise top.fail("language", f"expected one of {', '.join(LANGUAGES)}, got {_brief(raw['language'])}")
+        raise top.fail("language", f"expected one of {', '.join(LANGUAGES)}, got {brief(raw['language'])}")
     start = _start(top, raw["start"])
     tags = tuple(_text(top, f"tags[{i}]", t) for i, t in
                  enumerate(_list(top, "tags", raw.get("tags") or [], "a list such as [attention, events]")))
@@ -460,10 +471,10 @@ def _steps(shown: str, raw_steps: list, start: datetime) -> tuple[Step, ...]:
     last_at, idle_until, idle_step = 0.0, 0.0, None
     for i, rs in enumerate(raw_steps):
         sid = ids[i]
-        w = _Where(shown, f"step {i} ({sid if sid is not None else _brief(rs.get('id'))})")
+        w = _Where(shown, f"step {i} ({sid if sid is not None else brief(rs.get('id'))})")
         rs = _mapping(w, "", rs, STEP_KEYS, (), f"a mapping with 'at' and one of {', '.join(STEP_KINDS)}")
         if sid is None or not STEP_ID.fullmatch(sid):
-            raise w.fail("id", f"expected letters, digits, '_', '.', ':' or '-', got {_brief(rs['id'])}")
+            raise w.fail("id", f"expected letters, digits, '_', '.', ':' or '-', got {brief(rs['id'])}")
         if sid in earlier:
             tip = "" if rs.get("id") is not None else f" (the default id of step {i}; give it an id)"
             raise w.fail("id", f"duplicate step id '{sid}', already used by step {index_of[sid]}{tip}")

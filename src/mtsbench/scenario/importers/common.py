@@ -16,7 +16,7 @@ from typing import Callable
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..loader import STEP_ID
+from ..loader import STEP_ID, brief, read_text
 
 
 class DataError(Exception):
@@ -26,28 +26,9 @@ class DataError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
-def brief(value) -> str:
-    """``repr`` cut at 40 characters.
-
-    >>> brief("x" * 50)
-    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
-    """
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def read_json(path: Path):
     """The parsed JSON of ``path``, or a one-line DataError."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a folder; expected a JSON file") from None
-    except UnicodeDecodeError as e:
-        raise DataError(f"{path}: not UTF-8 text (bad byte at offset {e.start}); expected a JSON file") from None
-    except OSError as e:
-        raise DataError(f"{path}: cannot read the file ({e.strerror or type(e).__name__})") from None
+    text = read_text(path, str(path), DataError, "a JSON file")
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
