@@ -125,8 +125,6 @@ class MemoryAgent:
         """Append one event to the trace, stamped with the simulated time."""
         self.trace.append({"t": round(self.now, 3), "event": event, **fields})
 
-    _emit = emit
-
     # -- searching and recalling -------------------------------------------------------
     def search(self, vector: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0) -> Retrieval:
         """Search the tiers at this motivation (used by probes and by the processes)."""

@@ -82,6 +82,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
     out = ScenarioRun(scenario)
     timeline = Timeline(scenario)
     waiting: dict[str, object] = {}
+    depths = evidence.depths_of(cfg)
     scored = 0
 
     counting: list[tuple[object, set[str]]] = []   # event_count checks waiting for earlier steps' summary
@@ -112,7 +113,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
             if step.expect.event is not None:
                 waiting[step.id] = result
         elif step.kind == "probe":
-            out.rows += probe_rows(rows, agent, result, evidence.depths_of(cfg))
+            out.rows += probe_rows(rows, agent, result, depths)
         elif step.kind == "check":
             unsummarised = {i.step for i in agent.summariser.pending_}
             out.rows += check_rows(rows, agent, result, but=EventCountCheck if unsummarised else None)

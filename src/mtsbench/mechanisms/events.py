@@ -12,11 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..scenario.times import parse_duration
-
-
-def _seconds(x: float | str) -> float:
-    return parse_duration(x) if isinstance(x, str) else float(x)
+from ..scenario.times import seconds
 
 
 class EventPolicy(Protocol):
@@ -36,7 +32,7 @@ class PerCategory:
 
     def stale(self, age, valid):
         valid = np.asarray(valid, dtype=float)
-        return np.asarray(age, dtype=float) > np.where(np.isnan(valid), _seconds(self.default_valid), valid)
+        return np.asarray(age, dtype=float) > np.where(np.isnan(valid), seconds(self.default_valid), valid)
 
 
 class Window:
@@ -50,7 +46,7 @@ class Window:
         self.window = window
 
     def stale(self, age, valid):
-        return np.asarray(age, dtype=float) > _seconds(self.window)
+        return np.asarray(age, dtype=float) > seconds(self.window)
 
 
 class NeverSplit:

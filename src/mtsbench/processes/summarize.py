@@ -26,7 +26,7 @@ import numpy as np
 
 from ..llm.base import Item, Summary
 from ..scenario.model import Hints
-from ..scenario.times import parse_duration
+from ..scenario.times import seconds
 
 
 class Summariser:
@@ -39,18 +39,13 @@ class Summariser:
         self.min_items = min_items
         self.tag_events = tag_events
         self.enabled = enabled
+        self.gap_ = seconds(session_gap)      # parsed once: session_over runs on every step
         self.pending_: list[Item] = []
         self.times_: list[float] = []          # when each waiting item came
-        self.last_at_: float | None = None
-
-    @property
-    def gap_seconds(self) -> float:
-        g = self.session_gap
-        return parse_duration(g) if isinstance(g, str) else float(g)
 
     def session_over(self, now: float) -> bool:
         """Items are waiting and the last came more than ``session_gap`` before ``now``."""
-        return bool(self.pending_) and self.last_at_ is not None and now - self.last_at_ > self.gap_seconds
+        return bool(self.times_) and now - self.times_[-1] > self.gap_
 
     def add(self, item: Item, now: float) -> bool:
         """Queue an item; True when ``every`` dialogue turns are waiting (time to summarise)."""
@@ -58,7 +53,6 @@ class Summariser:
             return False
         self.pending_.append(item)
         self.times_.append(now)
-        self.last_at_ = now
         return sum(1 for i in self.pending_ if i.kind in ("say", "reply")) >= self.every
 
     def flush(self, memory) -> list[str]:

@@ -26,6 +26,15 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(mo|s|m|h|d|w|y)")
 _DAY_TIME = re.compile(r"d(\d+)\s+(\d{1,2}):(\d{2})")
 
 
+def seconds(value) -> float:
+    """A duration given either as seconds (a number) or as a duration string (``parse_duration``).
+
+    >>> seconds("3h"), seconds(90)
+    (10800.0, 90.0)
+    """
+    return parse_duration(value) if isinstance(value, str) else float(value)
+
+
 def parse_duration(text) -> float:
     """Seconds in a duration string such as ``30m``, ``8h``, ``3d``, ``2w``, ``6mo``, ``1y``.
 
