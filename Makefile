@@ -19,10 +19,10 @@ run: install
 	$(VENV)/bin/mtsbench run
 
 test: install
-	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules --pyargs tests mtsbench
+	$(PY) -P -m pytest -q -p no:cacheprovider --doctest-modules --pyargs tests mtsbench
 
 bench: install
-	$(PY) -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
+	$(PY) -P -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
 
 # The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
 # folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,

@@ -13,7 +13,9 @@ SUFFIXES = (".yaml", ".yml")
 
 def bundled_dir() -> Path:
     """The package's own ``scenarios/`` folder (found after a plain pip install)."""
-    return Path(__file__).resolve().parent.parent / "scenarios"
+    from ..resources import SCENARIO_DIR
+
+    return SCENARIO_DIR
 
 
 def scenario_files(folder: Path) -> list[Path]:

@@ -9,8 +9,10 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from .resources import CONFIG_DIR
 
-@hydra.main(config_path="configs", config_name="config", version_base="1.3")
+
+@hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
 def app(cfg: DictConfig) -> None:
     """One job. A job that raises leaves ``failure.json``; in a sweep it then returns, so
     the other jobs still run (``mtsbench.sweep``)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+from .resources import CONFIG_DIR
 
 
 class ConfigError(Exception):
