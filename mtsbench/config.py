@@ -4,24 +4,41 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from typing import Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from .errors import ConfigError
 from .resources import CONFIG_DIR
-
-
-class ConfigError(Exception):
-    """A bad override or config; its str is one line."""
 
 
 COMPOSITE_GROUPS = ("preset", "ablate", "experiment")   # set many groups at once; not mechanisms
 
 
-def groups() -> dict[str, list[str]]:
-    """Every config group and its options, read from the packaged ``configs/`` folder
-    (``hydra/`` holds Hydra's own groups, e.g. the launchers)."""
-    return {d.name: sorted(p.stem for p in d.glob("*.yaml"))
-            for d in sorted(CONFIG_DIR.iterdir()) if d.is_dir() and not d.name.startswith("_") and d.name != "hydra"}
+def groups(extra: Sequence[str | Path] = ()) -> dict[str, list[str]]:
+    """Every config group and its options, read from the packaged ``configs/`` folder and
+    the ``extra`` ones (a user's ``--config-dir``; ``hydra/`` holds Hydra's own groups)."""
+    found: dict[str, set[str]] = {}
+    for root in (CONFIG_DIR, *map(Path, extra)):
+        for d in (sorted(root.iterdir()) if root.is_dir() else []):
+            if d.is_dir() and not d.name.startswith("_") and d.name != "hydra":
+                found.setdefault(d.name, set()).update(p.stem for p in d.glob("*.yaml"))
+    return {g: sorted(found[g]) for g in sorted(found)}
+
+
+def config_dirs(argv: Sequence[str]) -> list[str]:
+    """The folders named by ``--config-dir DIR``, ``--config-dir=DIR`` or ``-cd DIR`` in ``argv``.
+
+    >>> config_dirs(["--config-dir", "a", "x=1", "-cd", "b", "--config-dir=c"])
+    ['a', 'b', 'c']
+    """
+    dirs = []
+    for i, a in enumerate(argv):
+        if a in ("--config-dir", "-cd") and i + 1 < len(argv):
+            dirs.append(argv[i + 1])
+        elif a.startswith("--config-dir="):
+            dirs.append(a.partition("=")[2])
+    return dirs
 
 
 def mechanism_groups() -> dict[str, list[str]]:
@@ -29,12 +46,13 @@ def mechanism_groups() -> dict[str, list[str]]:
     return {g: opts for g, opts in groups().items() if g not in COMPOSITE_GROUPS}
 
 
-def check_overrides(overrides: list[str]) -> None:
-    """Refuse ``GROUP=OPTION`` overrides naming an unknown option, with a did-you-mean.
+def check_overrides(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> None:
+    """Refuse ``GROUP=OPTION`` overrides naming an unknown option, with a did-you-mean; the
+    options are the packaged ones plus those in ``extra_dirs`` (``--config-dir``).
 
     Other overrides (``llm.noise=0.1``, ``+x=1``, sweeps with commas) are left to Hydra.
     """
-    known = groups()
+    known = groups(extra_dirs)
     for o in overrides:
         name, sep, value = o.partition("=")
         if not sep or name.startswith(("+", "~", "hydra")) or "," in value or "(" in value:

@@ -22,9 +22,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .config import ConfigError
+from .errors import ConfigError
 from .scenario.vocab import FIELDS
 from .seeding import generator
+from .specs import integers, known_keys, numbers
 from .synthetic import CHUNK, draw_history, field_texts, fill, place
 
 
@@ -38,15 +39,8 @@ class PreloadSpec:
     seed: int = 0
 
     def __post_init__(self):
-        for name, lo in (("memories", 0), ("fields", 1), ("seed", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ConfigError(f"preload.{name}: expected an integer >= {lo}, got {v!r}")
-        for name, hi in (("days", None), ("important", 1.0), ("recall_rate", None)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (hi is not None and v > hi):
-                want = "a number >= 0" if hi is None else f"a number from 0 to {hi:g}"
-                raise ConfigError(f"preload.{name}: expected {want}, got {v!r}")
+        integers(self, {"memories": 0, "fields": 1, "seed": 0}, ConfigError, "preload.")
+        numbers(self, {"days": None, "important": 1.0, "recall_rate": None}, ConfigError, "preload.")
         if self.fields > len(FIELDS["en"]):
             raise ConfigError(f"preload.fields: expected at most {len(FIELDS['en'])}, got {self.fields}")
 
@@ -55,10 +49,7 @@ class PreloadSpec:
         """The spec of a ``preload`` config node (None or missing: nothing to load)."""
         if node is None:
             return cls()
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(node) - known)
-        if unknown:
-            raise ConfigError(f"preload.{unknown[0]}: not a preload option (options: {', '.join(sorted(known))})")
+        known_keys(node, sorted(f.name for f in fields(cls)), "preload", "a preload option")
         return cls(**{k: node[k] for k in node})
 
 

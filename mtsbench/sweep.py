@@ -16,19 +16,10 @@ from pathlib import Path
 
 from hydra.experimental.callback import Callback
 
+from .errors import one_line
 from .report.jobs import FAILURE_FILE
+
 failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
-
-
-def one_line(e: BaseException) -> str:
-    """``Type: first line of the message`` (the user's one-line message if it is one)."""
-    from .cli import user_error
-
-    message = user_error(e)
-    if message is not None:
-        return message
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 def record_failure(out_dir: Path, e: BaseException) -> Path:

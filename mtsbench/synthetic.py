@@ -26,13 +26,13 @@ import numpy as np
 
 from .mechanisms.decay import Decay, Exponential, PowerLaw
 from .mechanisms.tiers import TierPolicy
-from .memory.attention import HOUR, DualAttention
+from .memory.attention import DualAttention
 from .memory.index import TierIndexes
 from .memory.store import MemoryStore
 from .memory.tiering import Tiering
 from .seeding import generator
+from .units import DAY
 
-DAY = 24 * HOUR
 CHUNK = 100_000          # rows per batch when embedding or indexing, to bound temporary memory
 
 

@@ -222,3 +222,10 @@ def test_imported_longmemeval_reports_session_recall(cli, tmp_path):
     ev = summary["overall"]["evidence"]
     assert "sR@5" in out and (ev["probes"], ev["with_evidence"], ev["abstain"]) == (3, 2, 1)
     assert ev["session_recall@50"] == 1.0 and ev["by_category"]["temporal-reasoning"]["abstain"] == 1
+
+
+def test_an_unknown_format_is_one_line_with_a_hint(cli, tmp_path):
+    done = cli("import", "locomo2", tmp_path / "x.json", "-o", tmp_path / "out")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("mtsbench: import: unknown format 'locomo2'; did you mean 'locomo'? "
+                                   "(formats: locomo, longmemeval)")

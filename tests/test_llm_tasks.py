@@ -11,19 +11,19 @@ from mtsbench.llm import prompts
 from mtsbench.llm.base import LLM, Association, EventTag, Fact, Impression, Item, Relation, Summary, estimate_tokens
 from mtsbench.llm.mock import MockLLM
 from mtsbench.llm.tasks import TASKS, AnswerError, extract_json, validate
-from mtsbench.scenario.model import EventHint, FactHint, Hints, InferHint
+from mtsbench.scenario.model import Hints
 from mtsbench.seeding import generator
+from mtsbench.units import DAY
 
-DAY = 86400.0
-ALLERGY = FactHint("user.allergy.milk", "The user is allergic to milk", True, 0.8)
+ALLERGY = Fact(key="user.allergy.milk", value=True, text="The user is allergic to milk", belief=0.8)
 TURNS = [
     Item("I'm allergic to milk. Even a little makes me ill.", "say", "a", "en", Hints(facts=(ALLERGY,))),
     Item("Thanks, noted! I'll remember.", "reply", "b", "en"),
     Item("We fly to Disneyland on Friday. So excited.", "say", "c", "en",
-         Hints(event=EventHint("trip.disneyland", None, 30 * DAY))),
+         Hints(event=EventTag("trip.disneyland", None, 30 * DAY))),
 ]
 INFO = Item("My throat is sore this morning.", "say", "t", "en",
-            Hints(infer=(InferHint("user.health.cold", "The user may have a cold", 0.4, 5 * DAY),)))
+            Hints(infer=(Impression("user.health.cold", "The user may have a cold", 0.4, 5 * DAY),)))
 
 
 def calls(llm):

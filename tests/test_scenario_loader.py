@@ -10,10 +10,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mtsbench.scenario import (BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventHint, Expect,
-                               FactHint, Hints, InferHint, Range, ScenarioError, StepAttentionCheck, TierCheck,
+from mtsbench.scenario import (BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventTag, Expect,
+                               Fact, Hints, Impression, Range, ScenarioError, StepAttentionCheck, TierCheck,
                                bundled_dir, describe, load_scenario, resolve)
 from mtsbench.scenario.commands import scenarios_main, validate_main
+from mtsbench.units import DAY
 
 DATA = Path(__file__).parent / "data"
 VALID = DATA / "valid" / "full_format.yaml"
@@ -138,14 +139,14 @@ def test_full_format_parses_into_typed_objects():
     assert allergy.text == "I'm allergic to milk, and I'm 30."
     assert allergy.hints == Hints(
         salience=8.0,
-        facts=(FactHint("user.allergy.milk", "The user is allergic to milk", True, 0.7),
-               FactHint("user.age", "The user is 30", 30, 0.9)),
-        event=EventHint("health", "allergy disclosed", 30 * 86400.0),
-        infer=(InferHint("user.diet", "The user avoids dairy", 0.4, 365 * 86400.0),
-               InferHint("user.careful", "The user is careful about food", 0.25, 14 * 86400.0)))
+        facts=(Fact(key="user.allergy.milk", value=True, text="The user is allergic to milk", belief=0.7),
+               Fact(key="user.age", value=30, text="The user is 30", belief=0.9)),
+        event=EventTag("health", "allergy disclosed", 30 * DAY),
+        infer=(Impression("user.diet", "The user avoids dairy", 0.4, 365 * DAY),
+               Impression("user.careful", "The user is careful about food", 0.25, 14 * DAY)))
     assert allergy.expect == Expect(attention=Range(2.0, 10.0), event=EventExpect(new=True))
     assert (reply.text, reply.hints, reply.expect) == ("Noted.", Hints(salience=2.5), Expect())
-    assert table.hints == Hints(salience=1.0, event=EventHint("health"))
+    assert table.hints == Hints(salience=1.0, event=EventTag("health"))
     assert table.expect == Expect(attention=Range(min=6.0), event=EventExpect(same_as="allergy"))
     assert (risk.text, risk.motivation, risk.expect) == (
         "Is anything on the table risky for the user?", 0.9, Expect(recall=("allergy", "table"), absent=("s1",), k=3))

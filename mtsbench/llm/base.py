@@ -24,7 +24,8 @@ task and the reason); with ``on_failure: skip`` it returns None — never an inv
 Every call is recorded in ``LLM.meter``: per task the calls, prompt and completion tokens,
 retries (requests re-sent within a call: transport retries, response-format fallbacks,
 repair retries) and failures, so cost is reported for the mock exactly as for a server.
-Durations (``EventTag.valid``, ``Impression.ttl``) are seconds, as in scenario hints.
+Durations (``EventTag.valid``, ``Impression.ttl``) are seconds. ``Fact``, ``EventTag`` and
+``Impression`` are the scenario hints' own types (``mtsbench.scenario.model``), re-exported.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, Union, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
-from ..scenario.model import Hints
+from ..errors import LLMError  # noqa: F401  (re-exported: its old home)
+from ..scenario.model import EventTag, Fact, FactValue, Hints, Impression  # noqa: F401  (re-exported)
 
 _CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
 
-FactValue = Union[str, int, float, bool]
 RELATION_LABELS = ("same", "contradicts", "unrelated")
 ON_FAILURE = ("raise", "skip")
 
@@ -51,19 +52,6 @@ def estimate_tokens(text: str) -> int:
     """
     cjk = len(_CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
-
-
-class LLMError(Exception):
-    """A failed LLM call, or an unusable backend configuration; its str is one line.
-
-    >>> str(LLMError("HTTP 500: boom", task="summarize")), str(LLMError("llm.model is not set"))
-    ('LLM task summarize failed: HTTP 500: boom', 'LLM backend: llm.model is not set')
-    """
-
-    def __init__(self, reason: str, task: str | None = None):
-        self.task = task
-        self.reason = " ".join(str(reason).split())
-        super().__init__(f"LLM task {task} failed: {self.reason}" if task else f"LLM backend: {self.reason}")
 
 
 @dataclass(frozen=True)
@@ -93,29 +81,6 @@ class Association:
 
 
 @dataclass(frozen=True)
-class Fact:
-    """A fact about the user: ``key`` names what it is about (``user.allergy.milk``), ``value``
-    what holds; same key and equal value = the same fact, same key and another value = a
-    contradiction. ``belief`` 0..1."""
-
-    key: str
-    value: FactValue
-    text: str
-    belief: float = 0.7
-    turns: tuple[int, ...] = ()     # 1-based numbers of the summarised turns that state it
-
-
-@dataclass(frozen=True)
-class EventTag:
-    """A major-event tag; ``valid`` is the category's time validity in seconds (None: unstated)."""
-
-    category: str
-    text: str
-    valid: float | None = None
-    turns: tuple[int, ...] = ()     # 1-based numbers of the summarised turns that tell of it
-
-
-@dataclass(frozen=True)
 class Summary:
     """A summary of dialogue turns with the facts and event tags extracted from them."""
 
@@ -130,16 +95,6 @@ class Relation:
 
     label: str
     strength: float
-
-
-@dataclass(frozen=True)
-class Impression:
-    """An inferred statement with a belief 0..1 and a time validity ``ttl`` in seconds."""
-
-    key: str
-    text: str
-    belief: float
-    ttl: float
 
 
 def _task_totals() -> dict:

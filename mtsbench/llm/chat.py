@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..errors import TransportError
 from . import cassette
 from .base import ON_FAILURE, Association, Fact, Impression, Item, LLMError, Meter, Relation, Summary
 from .prompts import (infer_prompt, judge_relation_prompt, merge_event_prompt, rate_attention_prompt,
@@ -34,15 +35,6 @@ class Exchange:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     retries: int = 0
-
-
-class TransportError(Exception):
-    """A request that got no answer after the client's retries (429, 5xx, timeout, ...)."""
-
-    def __init__(self, reason: str, retries: int = 0):
-        super().__init__(reason)
-        self.reason = reason
-        self.retries = retries
 
 
 def excerpt(text: str, head: int = 50, tail: int = 70) -> str:

@@ -50,16 +50,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
 
 from ..seeding import generator
-from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Meter, Relation, Summary,
+from ..units import DAY
+from .base import (Association, Fact, FactValue, Impression, Item, Meter, Relation, Summary,
                    estimate_tokens)
 from .prompts import (infer_prompt, judge_relation_prompt, lang, merge_event_prompt, rate_attention_prompt,
                       reassess_belief_prompt, summarize_prompt)
-from .tasks import DAY
 
 CUE_WORDS = frozenset(
     "allergic allergy sick ill pain hurt hospital emergency doctor birthday important remember "
@@ -197,10 +198,10 @@ class MockLLM:
         prompt = summarize_prompt(turns)
         noise = _Noise(self.noise, self.seed, "summarize", prompt)
         language = turns[0].language if turns else "en"
-        facts = tuple(Fact(h.key, h.value, h.text, round(noise.bounded(h.belief, 0.0, 1.0), 4), (n,))
+        facts = tuple(replace(h, belief=round(noise.bounded(h.belief, 0.0, 1.0), 4), turns=(n,))
                       for n, t in enumerate(turns, 1) for h in t.hints.facts)
-        events = tuple(EventTag(t.hints.event.category, t.hints.event.text or first_sentence(t.text),
-                                noise.duration(t.hints.event.valid), (n,))
+        events = tuple(replace(t.hints.event, text=t.hints.event.text or first_sentence(t.text),
+                               valid=noise.duration(t.hints.event.valid), turns=(n,))
                        for n, t in enumerate(turns, 1) if t.hints.event is not None)
         summary = Summary(_join([first_sentence(t.text) for t in turns], language), facts, events)
         self._answer("summarize", prompt, {
@@ -239,7 +240,7 @@ class MockLLM:
         out = []
         for h in info.hints.infer:
             belief = round(noise.bounded(h.belief, 0.0, 1.0), 4)
-            out.append(Impression(h.key, h.text, belief, noise.duration(h.ttl)))
+            out.append(replace(h, belief=belief, ttl=noise.duration(h.ttl)))
         self._answer("infer", prompt, {"impressions": [
             {"key": i.key, "text": i.text, "belief": i.belief, "ttl_days": _days(i.ttl)} for i in out]})
         return tuple(out)

@@ -12,7 +12,7 @@ Durations are asked for in days (``valid_days``, ``ttl_days``: numbers a model s
 well) and converted to seconds in the results. A summary's facts and events name the
 turns they come from (``turns``, 1-based numbers as the prompt numbers them); the key is
 in the strict schema, but an answer that leaves it out is read as ``[]`` (no turn named:
-the agent then credits every summarised turn) rather than refused.
+the agent then credits every summarized turn) rather than refused.
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..errors import AnswerError
+from ..units import DAY
 from .base import RELATION_LABELS, EventTag, Fact, Impression, Relation, Summary
 
-DAY = 86400.0
 _THINK = re.compile(r"<think>.*?</think>", re.S)
-
-
-class AnswerError(ValueError):
-    """A model's answer is not valid JSON of the task's schema; str is one line."""
 
 
 def extract_json(text: str) -> dict:
@@ -40,7 +37,7 @@ def extract_json(text: str) -> dict:
     {'score': 7}
     >>> extract_json("no json here")
     Traceback (most recent call last):
-    mtsbench.llm.tasks.AnswerError: the answer holds no JSON object
+    mtsbench.errors.AnswerError: the answer holds no JSON object
     """
     if not isinstance(text, str) or not text.strip():
         raise AnswerError("the answer is empty")
@@ -74,7 +71,7 @@ def validate(schema: dict, value: Any, path: str = "") -> None:
 
     >>> validate(RATE_ATTENTION.schema, {"score": 11})
     Traceback (most recent call last):
-    mtsbench.llm.tasks.AnswerError: score: 11 is above the maximum 10
+    mtsbench.errors.AnswerError: score: 11 is above the maximum 10
     """
     where = path or "answer"
     if "anyOf" in schema:

@@ -2,8 +2,9 @@
 attention. Pure math: similarities in, boost amounts out; the agent finds the neighbours
 through the tier indexes and writes the boost into the short-term component.
 
-``amounts(sims, fan)`` gets the cosine similarity of each candidate neighbour to its
-source and the source's fan (how many neighbours it has), and returns the boost of each.
+``amounts(sims)`` gets the cosine similarity of each of one source's candidate neighbours
+(at most ``neighbors`` of them, sorted descending) and returns the boost of each; a policy
+that normalises by the source's fan (``Radius``) counts it from ``sims`` itself.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ time t is ``v0 * retention(t - t0, S)``; nothing ticks between updates. Times ar
 hours. Every curve satisfies the contract checked by ``check_decay``: retention is 1 at
 dt = 0, lies in [0, 1] and never increases with dt.
 
-A recall is a use: ``strengthen(S)`` gives the strength after one recall. Only
+A recall is a use: ``strengthen(strength)`` gives the strength after one recall. Only
 ``Ebbinghaus`` has a strength that changes (MemoryBank's intent: each recall makes the
 memory more durable); the others keep S as it is.
 """

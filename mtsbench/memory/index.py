@@ -11,8 +11,9 @@ deterministic). HNSW removal is ``mark_deleted``; a memory coming back is
 ``query(tier, q, k)`` returns (ids, cosine similarities, scored): an exact tier scores
 all its members; an HNSW tier returns its k approximate nearest neighbours and counts
 those k as scored (a graph left mostly of deleted entries, which hnswlib cannot always
-search k deep, falls back to an exact scan of its live members, all counted) (the graph's internal distance evaluations, about ef * M per query,
-are not counted; ``index_queries`` counts the queries).
+search k deep, falls back to an exact scan of its live members, all counted). The
+graph's internal distance evaluations, about ef * M per query, are not counted
+(``index_queries`` counts the queries).
 """
 
 from __future__ import annotations
@@ -192,7 +193,8 @@ class HnswTier:
 
 
 class TierIndexes:
-    """The indexes of every tier of one store; ``tier_of`` mirrors the store's tier column.
+    """The indexes of every tier of one store (``tiers[t]``, exact or HNSW). Which tier a
+    memory is in is the store's tier column, kept by the caller and passed to ``move``.
 
     ``threads`` > 1 builds HNSW graphs on several cores: faster, but the graph (so results)
     then varies from run to run; 1 (the default) is deterministic.

@@ -16,14 +16,12 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..errors import ReportError
+
 FAILURE_FILE = "failure.json"
 SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", "hit_rate",
                    "probes", "scored", "scored_total", "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms",
                    "overrides"]
-
-
-class ReportError(Exception):
-    """A directory that is neither a run nor a sweep; its str is one line."""
 
 
 @dataclass

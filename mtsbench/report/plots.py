@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-DAY = 86400.0
+from ..units import DAY  # noqa: E402
 
 
 def pareto_front(cost: np.ndarray, recall: np.ndarray) -> np.ndarray:

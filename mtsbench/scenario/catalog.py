@@ -38,7 +38,7 @@ def resolve(items: list[str]) -> list[Path]:
     ['milk_allergy.yaml']
     >>> resolve(["milk_alergy"])
     Traceback (most recent call last):
-    mtsbench.scenario.loader.ScenarioError: milk_alergy: no such file, folder or bundled scenario; did you mean 'milk_allergy'?
+    mtsbench.errors.ScenarioError: milk_alergy: no such file, folder or bundled scenario; did you mean 'milk_allergy'?
     """
     if not items:
         return scenario_files(bundled_dir())

@@ -48,15 +48,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ConfigError, GenerateError
 from ..seeding import generator
+from ..specs import integers, known_keys, numbers
 from .vocab import NEEDLES, PERCEIVE, PETS, RELATIONS, REPLY, SAY, SYLLABLES, field_words
 
 DAY_START, DAY_END = 7 * 60, 23 * 60        # turns fall in [07:00, 23:00); the night's idle starts at 23:00
 KIND_SHARES = (("say", 0.6), ("reply", 0.3), ("perceive", 0.1))
-
-
-class GenerateError(ValueError):
-    """A bad generator option; ``str`` is one line naming the option and what was expected."""
 
 
 @dataclass(frozen=True)
@@ -81,16 +79,9 @@ class GenerateSpec:
     id: str | None = None
 
     def __post_init__(self):
-        ints = {"days": 1, "turns_per_day": 1, "fields": 1, "needles": 0, "reminders": 1, "distractors": 0,
-                "probe_min_days": 1, "probe_max_days": 1, "k": 1, "seed": 0}
-        for name, lo in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise GenerateError(f"{name}: expected an integer >= {lo}, got {v!r}")
-        for name in ("awaken", "casual", "important"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                raise GenerateError(f"{name}: expected a number from 0 to 1, got {v!r}")
+        integers(self, {"days": 1, "turns_per_day": 1, "fields": 1, "needles": 0, "reminders": 1, "distractors": 0,
+                        "probe_min_days": 1, "probe_max_days": 1, "k": 1, "seed": 0}, GenerateError)
+        numbers(self, {"awaken": 1.0, "casual": 1.0, "important": 1.0}, GenerateError)
         if self.language not in SAY:
             raise GenerateError(f"language: expected one of {', '.join(SAY)}, got {self.language!r}")
         if self.fields > len(field_words(self.language)):
@@ -306,14 +297,9 @@ def from_config(node) -> GenerateSpec | None:
 
     A bad value is a one-line ``ConfigError`` naming ``generate.OPTION``.
     """
-    from ..config import ConfigError
-
     if node is None or not node.get("days"):
         return None
-    options = GenerateSpec.options()
-    unknown = sorted(set(node) - set(options))
-    if unknown:
-        raise ConfigError(f"generate.{unknown[0]}: not a generator option (options: {', '.join(options)})")
+    known_keys(node, list(GenerateSpec.options()), "generate", "a generator option")
     try:
         return GenerateSpec(**{k: node[k] for k in node})
     except GenerateError as e:

@@ -47,8 +47,9 @@ from pathlib import Path
 
 import yaml
 
+from ..errors import ScenarioError
 from .model import (CHECK_NAMES, OBSERVED_KINDS, STEP_KINDS, TEXT_KINDS, BeliefCheck, ConjectureCheck,
-                    EventCountCheck, EventExpect, EventHint, Expect, FactHint, Hints, InferHint, Range,
+                    EventCountCheck, EventExpect, EventTag, Expect, Fact, Hints, Impression, Range,
                     Scenario, Step, StepAttentionCheck, TierCheck)
 from .times import format_at, parse_at, parse_duration
 
@@ -67,13 +68,6 @@ CHECK_FIELDS = {  # allowed keys, required keys
     "tier": (("step", "max"), ("step", "max")),
     "event_count": (("category", "equals"), ("category", "equals")),
 }
-
-
-class ScenarioError(Exception):
-    """A malformed scenario. ``str(error)`` is always one line (see the module docstring)."""
-
-    def __init__(self, message: str):
-        super().__init__(" ".join(str(message).splitlines()))
 
 
 def brief(value) -> str:
@@ -242,22 +236,22 @@ def _hints(w: _Where, raw) -> Hints:
         f = _mapping(w, name, f, ("key", "text", "value", "belief"), ("key", "text", "value"),
                      "a mapping {key, text, value, belief?}")
         belief = 0.7 if f.get("belief") is None else _number(w, name + ".belief", f["belief"], 0, 1)
-        facts.append(FactHint(_text(w, name + ".key", f["key"]), _text(w, name + ".text", f["text"]),
-                              _scalar(w, name + ".value", f["value"]), belief))
+        facts.append(Fact(key=_text(w, name + ".key", f["key"]), text=_text(w, name + ".text", f["text"]),
+                          value=_scalar(w, name + ".value", f["value"]), belief=belief))
     event = None
     if raw.get("event") is not None:
         e = _mapping(w, "hints.event", raw["event"], ("category", "text", "valid"), ("category",),
                      "a mapping {category, text?, valid?}")
-        event = EventHint(_text(w, "hints.event.category", e["category"]),
-                          None if e.get("text") is None else _text(w, "hints.event.text", e["text"]),
-                          None if e.get("valid") is None else _duration(w, "hints.event.valid", e["valid"]))
+        event = EventTag(_text(w, "hints.event.category", e["category"]),
+                         None if e.get("text") is None else _text(w, "hints.event.text", e["text"]),
+                         None if e.get("valid") is None else _duration(w, "hints.event.valid", e["valid"]))
     infer = []
     for i, f in enumerate(_list(w, "hints.infer", raw.get("infer") or [], "a list of {key, text, belief, ttl}")):
         name = f"hints.infer[{i}]"
         f = _mapping(w, name, f, ("key", "text", "belief", "ttl"), ("key", "text", "belief", "ttl"),
                      "a mapping {key, text, belief, ttl}")
-        infer.append(InferHint(_text(w, name + ".key", f["key"]), _text(w, name + ".text", f["text"]),
-                               _number(w, name + ".belief", f["belief"], 0, 1), _duration(w, name + ".ttl", f["ttl"])))
+        infer.append(Impression(_text(w, name + ".key", f["key"]), _text(w, name + ".text", f["text"]),
+                                _number(w, name + ".belief", f["belief"], 0, 1), _duration(w, name + ".ttl", f["ttl"])))
     return Hints(salience, tuple(facts), event, tuple(infer))
 
 

@@ -2,6 +2,12 @@
 
 Times (``Step.at``) are seconds since ``Scenario.start``; durations, TTLs and validities
 are seconds.
+
+``Fact``, ``EventTag`` and ``Impression`` are defined here once: a step's ``Hints`` hold
+what a perfect LLM would output, and ``mtsbench.llm.base`` re-exports them as the LLM's
+answer types (the mock LLM returns a step's hints with its noise applied). The old hint
+names stay: ``EventHint`` is ``EventTag``, ``InferHint`` is ``Impression``, and
+``FactHint(key, text, value, belief)`` builds a ``Fact`` from the old argument order.
 """
 
 from __future__ import annotations
@@ -17,28 +23,38 @@ OBSERVED_KINDS = ("say", "reply", "perceive")
 CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count")
 
 
+FactValue = Union[str, int, float, bool]
+
+
 @dataclass(frozen=True)
-class FactHint:
-    """A fact the LLM would extract; same key and value as a stored fact = the same fact."""
+class Fact:
+    """A fact about the user: ``key`` names what it is about (``user.allergy.milk``), ``value``
+    what holds; same key and equal value = the same fact, same key and another value = a
+    contradiction. ``belief`` 0..1."""
 
     key: str
+    value: FactValue
     text: str
-    value: Union[str, int, float, bool]
     belief: float = 0.7
+    turns: tuple[int, ...] = ()     # 1-based numbers of the summarized turns that state it (LLM answers)
 
 
 @dataclass(frozen=True)
-class EventHint:
-    """A major-event tag; ``valid`` is the category's time validity in seconds."""
+class EventTag:
+    """A major-event tag; ``valid`` is the category's time validity in seconds (None: unstated).
+
+    ``text`` None (a hint only): the mock LLM uses the step's first sentence.
+    """
 
     category: str
     text: str | None = None
     valid: float | None = None
+    turns: tuple[int, ...] = ()     # 1-based numbers of the summarized turns that tell of it (LLM answers)
 
 
 @dataclass(frozen=True)
-class InferHint:
-    """An impression the inferrer would draw; ``ttl`` in seconds."""
+class Impression:
+    """An inferred statement with a belief 0..1 and a time validity ``ttl`` in seconds."""
 
     key: str
     text: str
@@ -46,14 +62,27 @@ class InferHint:
     ttl: float
 
 
+EventHint = EventTag
+InferHint = Impression
+
+
+def FactHint(key: str, text: str, value: FactValue, belief: float = 0.7) -> Fact:
+    """A ``Fact`` from the old hint argument order (key, text, value, belief).
+
+    >>> FactHint("user.age", "The user is 30", 30) == Fact("user.age", 30, "The user is 30")
+    True
+    """
+    return Fact(key, value, text, belief)
+
+
 @dataclass(frozen=True)
 class Hints:
     """What a perfect LLM would output for a step; read by the mock LLM only."""
 
     salience: float | None = None
-    facts: tuple[FactHint, ...] = ()
-    event: EventHint | None = None
-    infer: tuple[InferHint, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    event: EventTag | None = None
+    infer: tuple[Impression, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+from ..units import DAY, HOUR
+
+MINUTE = 60.0
 UNITS = {"s": 1.0, "m": MINUTE, "h": HOUR, "d": DAY, "w": 7 * DAY, "mo": 30 * DAY, "y": 365 * DAY}
 DURATION_FORMS = "a number and a unit s, m, h, d, w, mo or y (e.g. 90s, 30m, 1.5h, 3d, 2w, 6mo, 1y)"
 AT_FORMS = "'dN HH:MM' (e.g. d3 08:00) or an ISO datetime (e.g. 2026-03-05T08:00:00)"

@@ -16,14 +16,8 @@ from typing import Callable
 
 from pydantic import TypeAdapter, ValidationError
 
+from ...errors import DataError
 from ..loader import STEP_ID, brief, read_text
-
-
-class DataError(Exception):
-    """A data set file the importer cannot read; ``str(error)`` is one line."""
-
-    def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
 
 
 def read_json(path: Path):

@@ -30,7 +30,9 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, TypeAdapter
 
+from ...units import DAY
 from .common import DataError, Tally, brief, each_item, fresh_id, iso, parse, scenario_id, spaced, step_id_ok
+from .registry import Importer, duration, register
 from .writer import Draft
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -75,13 +77,21 @@ _SPEAKERS = TypeAdapter(Speakers)
 _TURNS = TypeAdapter(list[Turn])
 
 
-def convert(path: Path, turn_gap: float = 60.0, questions_after: float = 86400.0, k: int | None = None,
+def convert(path: Path, turn_gap: float = 60.0, questions_after: float = DAY, k: int | None = None,
             motivation: float | None = None, limit: int | None = None) -> tuple[list[Draft], Tally]:
     """Drafts of every conversation of a LoCoMo file, and the tally of what was repaired."""
     tally = Tally()
     drafts = each_item(path, "conversation", "sample_id", limit, lambda item, where: _conversation(
         parse(_CONVERSATION, item, where), where, path, tally, turn_gap, questions_after, k, motivation))
     return drafts, tally
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("--questions-after", type=duration, default=DAY, metavar="DURATION",
+                        help="time from the last turn to the first question (default 1d); questions are 1m apart")
+
+
+register(Importer("locomo", "LoCoMo (locomo10.json)", "conversation", convert, _arguments, ("questions_after",)))
 
 
 def parse_date(value, where: str) -> datetime:

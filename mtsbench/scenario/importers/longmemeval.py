@@ -27,6 +27,7 @@ from typing import Literal, Union
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictFloat, StrictInt, StrictStr, TypeAdapter
 
 from .common import DataError, Tally, brief, each_item, fresh_id, iso, parse, scenario_id, spaced, step_id_ok
+from .registry import Importer, register
 from .writer import Draft
 
 DATE = re.compile(r"(\d{4})/(\d{1,2})/(\d{1,2})\s*\(\w+\)\s*(\d{1,2}):(\d{2})")
@@ -82,6 +83,15 @@ def convert(path: Path, turns: str = "all", turn_gap: float = 60.0, k: int | Non
     drafts = each_item(path, "question", "question_id", limit, lambda item, where: _question(
         parse(_QUESTION, item, where), where, path, tally, turns, turn_gap, k, motivation))
     return drafts, tally
+
+
+def _arguments(parser) -> None:
+    parser.add_argument("--turns", choices=TURNS, default="all",
+                        help="all: user turns as say and assistant turns as reply steps (default); user: user turns "
+                             "only, as the official retrieval scoring indexes them")
+
+
+register(Importer("longmemeval", "LongMemEval (oracle, S or M file)", "question", convert, _arguments, ("turns",)))
 
 
 def _question(q: Question, where: str, path: Path, tally: Tally, turns: str, turn_gap: float, k: int | None,

@@ -1,0 +1,117 @@
+"""Every error a user can cause, and how it is shown: one line.
+
+The bottom of the import graph: this module imports nothing from the rest of mtsbench,
+so any module (the CLI, the Hydra app, sweeps, the pytest plugin) can use it without
+importing another. The classes are re-exported where they used to live
+(``mtsbench.config.ConfigError``, ``mtsbench.scenario.loader.ScenarioError``, ...).
+
+- user-facing (``USER_ERRORS``; ``str(error)`` is one line): ``ConfigError`` (a bad
+  override or config), ``ScenarioError`` (a malformed scenario), ``LLMError`` (a failed
+  LLM call or backend setup), ``GenerateError`` (a bad generator option), ``DataError``
+  (an unreadable data set file), ``ReportError`` (not a run or sweep directory).
+- internal to the LLM layer, turned into an ``LLMError`` there: ``TransportError`` (no
+  answer after the client's retries), ``AnswerError`` (an answer off the task's schema).
+
+``user_error(e)`` is the one-line message of a user-facing error (looking through the
+exceptions Hydra wraps it in), ``one_line(e)`` that or ``Type: first line``.
+"""
+
+from __future__ import annotations
+
+
+def _one_line(message) -> str:
+    return " ".join(str(message).split())
+
+
+class ConfigError(Exception):
+    """A bad override or config; its str is one line."""
+
+
+class ScenarioError(Exception):
+    """A malformed scenario. ``str(error)`` is always one line (see ``mtsbench.scenario.loader``).
+
+    >>> str(ScenarioError("a.yaml: step 2\\nbad"))
+    'a.yaml: step 2 bad'
+    """
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).splitlines()))
+
+
+class LLMError(Exception):
+    """A failed LLM call, or an unusable backend configuration; its str is one line.
+
+    >>> str(LLMError("HTTP 500: boom", task="summarize")), str(LLMError("llm.model is not set"))
+    ('LLM task summarize failed: HTTP 500: boom', 'LLM backend: llm.model is not set')
+    """
+
+    def __init__(self, reason: str, task: str | None = None):
+        self.task = task
+        self.reason = _one_line(reason)
+        super().__init__(f"LLM task {task} failed: {self.reason}" if task else f"LLM backend: {self.reason}")
+
+
+class GenerateError(ValueError):
+    """A bad generator option; ``str`` is one line naming the option and what was expected."""
+
+
+class DataError(Exception):
+    """A data set file the importer cannot read; ``str(error)`` is one line."""
+
+    def __init__(self, message: str):
+        super().__init__(_one_line(message))
+
+
+class ReportError(Exception):
+    """A directory that is neither a run nor a sweep; its str is one line."""
+
+
+class TransportError(Exception):
+    """A request that got no answer after the client's retries (429, 5xx, timeout, ...)."""
+
+    def __init__(self, reason: str, retries: int = 0):
+        super().__init__(reason)
+        self.reason = reason
+        self.retries = retries
+
+
+class AnswerError(ValueError):
+    """A model's answer is not valid JSON of the task's schema; str is one line."""
+
+
+USER_ERRORS = (ConfigError, ScenarioError, LLMError, GenerateError, DataError, ReportError)
+
+
+def user_error(e: BaseException | None) -> str | None:
+    """The one-line message of an error the user caused (a bad scenario, override or LLM
+    setup), looking through the exceptions Hydra wraps it in; None for anything else.
+
+    >>> try:
+    ...     try:
+    ...         raise ConfigError("override 'x=y': bad")
+    ...     except ConfigError as inner:
+    ...         raise RuntimeError("wrapped") from inner
+    ... except RuntimeError as outer:
+    ...     user_error(outer)
+    "override 'x=y': bad"
+    >>> user_error(KeyError("k")) is None
+    True
+    """
+    while e is not None:
+        if isinstance(e, USER_ERRORS):
+            return str(e)
+        e = e.__cause__
+    return None
+
+
+def one_line(e: BaseException) -> str:
+    """``Type: first line of the message`` (the user's one-line message if it is one).
+
+    >>> one_line(ValueError("bad\\nmore")), one_line(KeyError()), one_line(ConfigError("x: y"))
+    ('ValueError: bad', 'KeyError', 'x: y')
+    """
+    message = user_error(e)
+    if message is not None:
+        return message
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
