@@ -1,7 +1,7 @@
 """Scale: a generated dialogue run on stores of 10k, 100k and 1M pre-loaded memories.
 
 For each preset (``mts``, the seed design; ``flat_rag``, one tier scanned exactly) and
-size, the agent is built from the packaged configs, pre-loaded (``mtsbench.preload``) and
+size, the system is built from the packaged configs, its memory pre-loaded (``mtsbench.preload``) and
 then runs every step of one generated dialogue (``DIALOGUE``: 4 days, 150 turns a day,
 30 needles probed casually and then as a second thought, half of them awakened). Measured:
 
@@ -30,10 +30,10 @@ import numpy as np
 import pytest
 
 from mtsbench.config import compose
-from mtsbench.evaluate import ranks_of
+from mtsbench.evidence import depths_of, first_ranks
 from mtsbench.memory.tiering import Tiering
 from mtsbench.preload import PreloadSpec, preload
-from mtsbench.runner import build_agent
+from mtsbench.runner import build_system, drive
 from mtsbench.scenario.generate import GenerateSpec, write
 from mtsbench.scenario.loader import load_scenario
 
@@ -60,7 +60,9 @@ def dialogue(tmp_path_factory):
 @pytest.mark.parametrize("preset", PRESETS)
 def test_dialogue(benchmark, record, target, dialogue, preset, n):
     cfg, _ = compose([f"preset={preset}", *OVERRIDES])
-    agent = build_agent(cfg, dialogue)
+    system = build_system(cfg, dialogue)
+    agent = system.memory_
+    depth = max(depths_of(cfg), default=0)          # probes rank this deep for evaluation, as in a run
     gc.collect()
     before, started = rss(), time.perf_counter()
     preload(agent, PreloadSpec(memories=n, seed=0), dialogue.language)
@@ -94,18 +96,23 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n):
 
     agent.rebalance = timed_rebalance
     steps, results = iter(dialogue.steps), []
-    benchmark.pedantic(lambda: results.append(agent.step(next(steps))), rounds=len(dialogue.steps), iterations=1)
+    def one_step():
+        step = next(steps)
+        results.append((step, drive(system, step, depth)))
+
+    benchmark.pedantic(one_step, rounds=len(dialogue.steps), iterations=1)
     step_ms = benchmark.stats.stats.mean * 1000
 
-    probes = [r for r in results if r.step.kind == "probe"]
+    probes = [(s, o) for s, o in results if s.kind == "probe"]
     awakened = {s.id.split(".")[0] for s in dialogue.steps if ".r" in s.id}
-    casual = [r for r in probes if r.step.id.endswith(".ask") and r.step.id.split(".")[0] in awakened]
-    recall = float(np.mean([ranks_of(agent, r.retrieval.ids, r.step.expect.recall)[r.step.expect.recall[0]]
-                            is not None for r in casual]))
+    casual = [(s, o) for s, o in probes if s.id.endswith(".ask") and s.id.split(".")[0] in awakened]
+    # recall@10 over the memories each probe used (its top k), as before the ranking went deeper
+    recall = float(np.mean([first_ranks(o.ranking.provenance[:o.ranking.used], s.expect.recall)[s.expect.recall[0]]
+                            is not None for s, o in casual]))
     size = agent.store.size
-    run = {"step_ms": step_ms, "probe_ms": float(np.mean([r.latency_ms for r in probes])),
-           "scored": float(np.mean([r.cost.scored for r in probes])),
-           "casual_scored": float(np.mean([r.cost.scored for r in casual])), "casual_recall": recall,
+    run = {"step_ms": step_ms, "probe_ms": float(np.mean([o.cost.latency_ms for _, o in probes])),
+           "scored": float(np.mean([o.cost.scored for _, o in probes])),
+           "casual_scored": float(np.mean([o.cost.scored for _, o in casual])), "casual_recall": recall,
            "size": size, "beyond": beyond, "awakened": len(casual)}
     RUNS[(preset, n)] = run
     pass_ms = [p[0] for p in passes]
@@ -118,7 +125,7 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n):
     record("needles", preset=preset, memories=n, awakened_casual_probes=len(casual),
            recall_at_10=round(recall, 3), scored=int(run["casual_scored"]),
            scored_share=f"{run['casual_scored'] / size:.3%}")
-    agent = results = probes = casual = None      # free the store before the next size
+    system = agent = results = probes = casual = None      # free the store before the next size
     gc.collect()
     if len(RUNS) == len(SIZES) * len(PRESETS):
         targets(target)

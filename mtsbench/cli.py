@@ -11,6 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .errors import ConfigError, ReportError, user_error
+
 USAGE = """usage: mtsbench COMMAND [ARGS]
 
 commands:
@@ -22,22 +24,8 @@ commands:
   generate [--days N ...] [--out FILE|DIR]
                               write a long-horizon scenario generated from a seed
   report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
-  import locomo|longmemeval FILE -o DIR
-                              turn a benchmark file into scenario files (see mtsbench import -h)"""
-
-
-def user_error(e: BaseException) -> str | None:
-    """The one-line message of an error the user caused (a bad scenario, override or LLM
-    setup), looking through the exceptions Hydra wraps it in; None for anything else."""
-    from .config import ConfigError
-    from .llm.base import LLMError
-    from .scenario.loader import ScenarioError
-
-    while e is not None:
-        if isinstance(e, (ScenarioError, ConfigError, LLMError)):
-            return str(e)
-        e = e.__cause__
-    return None
+  evaluate DIR                recompute a finished run's (or sweep's) metrics from its results.parquet
+  import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)"""
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -46,14 +34,14 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def run_main(argv: list[str]) -> int:
-    from .config import ConfigError, check_overrides
+    from .config import check_overrides, config_dirs
 
+    dirs = config_dirs(argv)
     try:
-        check_overrides([a for a in argv if not a.startswith("-")])
+        check_overrides([a for a in argv if not a.startswith("-") and a not in dirs], dirs)
     except ConfigError as e:
         return _fail(str(e))
     from .hydra_app import app
-
     from .sweep import failed_jobs
 
     sys.argv = ["mtsbench", *argv]
@@ -78,7 +66,7 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def check_main(argv: list[str]) -> int:
     from .config import compose
-    from .report.markdown import failures, table
+    from .report.markdown import failures, passed_line, table
     from .runner import run
 
     parser = argparse.ArgumentParser(prog="mtsbench check", description="Run scenarios with the reference "
@@ -95,9 +83,7 @@ def check_main(argv: list[str]) -> int:
     except Exception as e:  # Hydra's own errors are multi-line: keep their first line
         return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)
-    n_checks = int((frame["check"] != "probe").sum())
-    print(f"{n_checks - len(failed)} of {n_checks} expectations passed in "
-          f"{frame['scenario'].nunique()} scenarios; outputs in {out}")
+    print(f"{passed_line(frame)} in {frame['scenario'].nunique()} scenarios; outputs in {out}")
     if len(failed):
         print(table(failed, ["scenario", "index", "step", "check", "value", "expected"]))
         return 1
@@ -106,7 +92,6 @@ def check_main(argv: list[str]) -> int:
 
 def report_main(argv: list[str]) -> int:
     from .report.aggregate import describe, write
-    from .report.jobs import ReportError
 
     parser = argparse.ArgumentParser(prog="mtsbench report", description="summary.csv, figures and report.md of "
                                      "a run directory or a sweep directory (multirun/DATE/TIME).")
@@ -118,6 +103,23 @@ def report_main(argv: list[str]) -> int:
     except ReportError as e:
         return _fail(str(e))
     print(describe(path))
+    return 0
+
+
+def evaluate_main(argv: list[str]) -> int:
+    from .outputs import evaluate_runs
+
+    parser = argparse.ArgumentParser(prog="mtsbench evaluate", description="Recompute metrics.csv, summary.json "
+                                     "and report.md of a finished run (or of every job of a sweep) from its "
+                                     "results.parquet and its scenarios, without re-running it.")
+    parser.add_argument("dir")
+    ns = parser.parse_args(argv)
+    try:
+        runs = evaluate_runs(Path(ns.dir))
+    except Exception as e:
+        return _fail(user_error(e) or f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}")
+    print(f"evaluated {len(runs)} run{'s' if len(runs) != 1 else ''}: " + ", ".join(str(r) for r in runs[:5])
+          + (" ..." if len(runs) > 5 else ""))
     return 0
 
 
@@ -146,7 +148,7 @@ def _generate(argv):
 
 
 COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
-            "report": report_main, "import": _import, "generate": _generate}
+            "report": report_main, "evaluate": evaluate_main, "import": _import, "generate": _generate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -88,7 +88,7 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...]) -> dict:
     return out
 
 
-def summarise(frame: pd.DataFrame, depths: tuple[int, ...]) -> dict | None:
+def summarize(frame: pd.DataFrame, depths: tuple[int, ...]) -> dict | None:
     """Evidence recall of a metrics table's probes: overall and ``by_category`` (None without depths)."""
     if not depths or f"recall@{depths[0]}" not in frame:
         return None

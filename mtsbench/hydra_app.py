@@ -9,6 +9,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from .errors import one_line, user_error
 from .resources import CONFIG_DIR
 
 
@@ -19,9 +20,9 @@ def app(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from . import evidence
-    from .cli import user_error
+    from .report.markdown import passed_line
     from .runner import run
-    from .sweep import one_line, record_failure
+    from .sweep import record_failure
 
     hc = HydraConfig.get()
     out = Path(hc.runtime.output_dir)
@@ -40,9 +41,7 @@ def app(cfg: DictConfig) -> None:
         print(f"mtsbench: {user_error(e)}", file=sys.stderr)
         sys.exit(2)
     if not sweep:
-        checks = frame[frame["check"] != "probe"]
-        recall_table = evidence.console(evidence.summarise(frame, evidence.depths_of(cfg)))
+        recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg)))
         if recall_table:
             print(recall_table)
-        print(f"{int(checks['passed'].astype(bool).sum())} of {len(checks)} expectations passed; "
-              f"report: {out / 'report.md'}")
+        print(f"{passed_line(frame)}; report: {out / 'report.md'}")

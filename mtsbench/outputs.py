@@ -1,10 +1,16 @@
-"""Writes a run directory: metrics.csv, summary.json, trace.jsonl, timelines.csv, report.md.
+"""Writes a run directory: results.parquet, then from it metrics.csv, summary.json and
+report.md; beside them trace.jsonl and timelines.csv.
+
+``write_run`` saves what the systems returned (``mtsbench.results``) and the traces, then
+``evaluate_dir`` computes every metric from ``results.parquet`` and the scenarios alone —
+the same function ``mtsbench evaluate RUN_DIR`` runs on a finished run.
 
 ``summary.json`` holds ``overall`` and ``scenarios.<id>``, each with ``checks`` (number
 of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
 ``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
 probe), ``scored_total`` (every search of the steps themselves, labelling included; the
-background processes' searches are in ``processes``), ``llm_calls``, ``tokens``,
+background processes' searches are in ``processes``), ``unsupported`` (expectations the
+system has no state for: not counted in ``checks``), ``llm_calls``, ``tokens``,
 ``llm_retries`` and ``llm_failures``; each scenario's ``llm`` has the same per task;
 ``evidence`` (recall@k at the configured depths, overall and per category: see
 ``mtsbench.evidence``). The LLM figures
@@ -23,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import evidence
-from .evaluate import COLUMNS, INT_COLUMNS
+from . import evidence, results
+from .evaluate import metrics_frame, scenario_rows, scored_total
 from .timelines import COLUMNS as TIMELINE_COLUMNS
 from .report.markdown import write_report
 
@@ -36,12 +42,14 @@ def _mean(series: pd.Series) -> float | None:
 
 def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[int, ...] = ()) -> dict:
     """Aggregates of one scenario's (or all) metric rows."""
-    checks = rows[rows["check"] != "probe"]
+    expectations = rows[rows["check"] != "probe"]
+    checks = expectations[expectations["passed"].notna()]
     probes = rows[rows["check"] == "probe"]
     recall_rows = rows[rows["check"] == "recall"]
     passed = int(checks["passed"].astype(bool).sum())
     return {
         "checks": int(len(checks)),
+        "unsupported": int(len(expectations) - len(checks)),
         "passed": passed,
         "pass_rate": round(passed / len(checks), 4) if len(checks) else None,
         "recall": _mean(recall_rows["recall"]),
@@ -53,7 +61,7 @@ def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[in
         "tokens": int(llm["tokens"]),
         "llm_retries": int(llm["retries"]),
         "llm_failures": int(llm["failures"]),
-        "evidence": evidence.summarise(rows, depths),
+        "evidence": evidence.summarize(rows, depths),
     }
 
 
@@ -72,30 +80,72 @@ def sum_processes(parts: list[dict]) -> dict:
     return out
 
 
-def write_outputs(out_dir: Path, runs: list, config: dict, choices: dict) -> pd.DataFrame:
+def write_run(out_dir: Path, runs: list, meta: dict) -> pd.DataFrame:
+    """Save a run (``runs``: per scenario its records, trace and timeline rows; ``meta``:
+    config, choices, scenarios) and write its metrics; returns the metrics table."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    depths = evidence.depths_of(config)
-    frame = pd.DataFrame([r for run in runs for r in run.rows], columns=COLUMNS + evidence.columns(depths))
-    frame = frame.astype({c: "Int64" for c in INT_COLUMNS})
-    frame.to_csv(out_dir / "metrics.csv", index=False)
-    scenarios = {}
-    for run in runs:
-        part = frame[frame["scenario"] == run.scenario.id]
-        scenarios[run.scenario.id] = (aggregate(part, run.llm, run.searches["scored_total"], depths)
-                                      | {"processes": run.processes, "llm": run.llm})
-    totals = {key: sum(r.llm[key] for r in runs) for key in ("calls", "tokens", "retries", "failures")}
-    overall = aggregate(frame, totals, sum(r.searches["scored_total"] for r in runs), depths)
-    overall["processes"] = sum_processes([r.processes for r in runs])
-    summary = {"overall": overall, "scenarios": scenarios, "choices": choices}
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
+    results.save(out_dir / results.FILE, [r for run in runs for r in run.records], meta)
     with open(out_dir / "trace.jsonl", "w", encoding="utf-8") as f:
         for run in runs:
             for event in run.trace:
                 f.write(json.dumps(event, ensure_ascii=False, default=_json) + "\n")
     pd.DataFrame([r for run in runs for r in run.timeline], columns=TIMELINE_COLUMNS).to_csv(
         out_dir / "timelines.csv", index=False)
+    return evaluate_dir(out_dir, {run.scenario.id: run.scenario for run in runs})
+
+
+def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
+    """Compute metrics.csv, summary.json and report.md of a run from its results.parquet and
+    its scenarios (``scenarios``: id -> Scenario; loaded from the paths saved in the
+    results when not given); returns the metrics table."""
+    records, meta = results.load(out_dir / results.FILE)
+    depths = evidence.depths_of(meta["config"])
+    rows, parts = [], {}
+    for sid, info in meta["scenarios"].items():
+        scenario = (scenarios or {}).get(sid) or _load(out_dir, info["path"])
+        mine = records[records["scenario"] == sid]
+        rows += scenario_rows(mine, scenario, depths)
+        parts[sid] = (info, scored_total(mine))
+    frame = metrics_frame(rows, depths)
+    frame.to_csv(out_dir / "metrics.csv", index=False)
+    summary_scenarios = {}
+    for sid, (info, scored) in parts.items():
+        part = frame[frame["scenario"] == sid]
+        summary_scenarios[sid] = (aggregate(part, info["llm"], scored, depths)
+                                  | {"processes": info["processes"], "llm": info["llm"]})
+    infos = [info for info, _ in parts.values()]
+    totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
+    overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths)
+    overall["processes"] = sum_processes([i["processes"] for i in infos])
+    summary = {"overall": overall, "scenarios": summary_scenarios, "choices": meta.get("choices", {})}
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
     write_report(out_dir, frame, summary)
     return frame
+
+
+def evaluate_runs(folder: Path) -> list[Path]:
+    """``evaluate_dir`` on a run directory, or on every job of a sweep directory (its
+    subfolders holding a results file); returns the run directories evaluated."""
+    from .errors import ReportError
+
+    if (folder / results.FILE).is_file():
+        runs = [folder]
+    else:
+        runs = sorted((d for d in folder.iterdir() if (d / results.FILE).is_file()), key=lambda d: d.name) \
+            if folder.is_dir() else []
+    if not runs:
+        raise ReportError(f"{folder}: no {results.FILE} here nor in its subfolders (expected a run or sweep directory)")
+    for run in runs:
+        evaluate_dir(run)
+    return runs
+
+
+def _load(out_dir: Path, path: str):
+    """A scenario by the path saved in the results (relative ones: to the run directory)."""
+    from .scenario.loader import load_scenario
+
+    p = Path(path)
+    return load_scenario(p if p.is_absolute() else out_dir / p)
 
 
 def _json(x):

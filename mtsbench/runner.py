@@ -1,9 +1,16 @@
-"""Runs scenarios through an agent built from a config and writes the run's outputs.
+"""Runs scenarios through the configured memory system and writes the run's outputs.
 
 ``run(cfg, out_dir)`` loads every scenario first (a malformed one stops the run before
-anything runs), then replays each against a fresh agent and writes ``metrics.csv``,
-``summary.json``, ``trace.jsonl``, ``timelines.csv`` and ``report.md`` into ``out_dir``.
-``probes.motivation`` (when set) replaces every probe's own motivation.
+anything runs), then replays each against a fresh system (``cfg.system``, instantiated per
+scenario) and saves what it returned (``results.parquet``), its trace and timelines; the
+metrics are computed from the saved results (``outputs.evaluate_dir``).
+
+The runner hands the system only the inputs of each step (``systems.base``); it decides
+*when* a state is read for an expectation — a ``check`` step's checks right after it, an
+``event`` expectation once its step has been summarized, an ``event_count`` check once
+every step before it has been (at the latest when the scenario ends) — and records the
+value; judging is the evaluator's. ``probes.motivation`` (when set) replaces every probe's
+own motivation.
 """
 
 from __future__ import annotations
@@ -16,48 +23,40 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
-from .agent import MemoryAgent
 from .config import ConfigError
-from .evaluate import RowMaker, check_rows, event_rows, observation_rows, probe_rows
-from .outputs import write_outputs
-from .preload import PreloadSpec, preload
+from .evaluate import scenario_rows
+from .outputs import write_run
+from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
-from .scenario.model import EventCountCheck, Scenario
+from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
+from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
 
 
 @dataclass
 class ScenarioRun:
-    """One scenario's rows, trace, LLM totals and background process costs."""
+    """One scenario's records, totals, trace and timeline rows."""
 
     scenario: Scenario
-    rows: list[dict] = field(default_factory=list)
+    records: list[dict] = field(default_factory=list)
+    totals: Totals = field(default_factory=Totals)
     trace: list[dict] = field(default_factory=list)
-    llm: dict = field(default_factory=dict)
-    searches: dict = field(default_factory=dict)
-    processes: dict = field(default_factory=dict)
     timeline: list[dict] = field(default_factory=list)
 
+    @property
+    def rows(self) -> list[dict]:
+        """The scenario's metric rows (evaluated from its records, default depths)."""
+        return scenario_rows(pd.DataFrame(self.records), self.scenario, evidence.DEFAULT_DEPTHS)
 
-def build_agent(cfg: DictConfig, scenario: Scenario) -> MemoryAgent:
-    """A fresh agent from the config's mechanism groups and process nodes."""
-    attention = instantiate(cfg.dual, long_decay=instantiate(cfg.long_decay),
-                            short_decay=instantiate(cfg.short_decay))
-    start = scenario.start
-    return MemoryAgent(embedder=instantiate(cfg.embedder), llm=instantiate(cfg.llm), attention=attention,
-                       labeller=instantiate(cfg.attention), retriever=instantiate(cfg.retrieval),
-                       tiers=instantiate(cfg.tiers), depth=instantiate(cfg.depth), arousal=instantiate(cfg.arousal),
-                       index=OmegaConf.to_container(cfg.index, resolve=True),
-                       rebalance_every=cfg.agent.rebalance_every, language=scenario.language,
-                       summariser=instantiate(cfg.summarize), consolidator=instantiate(cfg.consolidation),
-                       inferrer=instantiate(cfg.inference), events=instantiate(cfg.events),
-                       belief=instantiate(cfg.belief), accumulate=instantiate(cfg.accumulate),
-                       conflict=instantiate(cfg.conflict),
-                       day_offset=start.hour * 3600 + start.minute * 60 + start.second,
-                       rank_to=max(evidence.depths_of(cfg), default=0),
-                       incremental_rebalance=cfg.agent.get("incremental_rebalance", True))
+
+def build_system(cfg: DictConfig, scenario: Scenario) -> MemorySystem:
+    """A fresh system from ``cfg.system``, started on ``scenario``."""
+    system = instantiate(cfg.system)
+    system.start(Context(scenario.id, scenario.language, scenario.start,
+                         tuple(s.text for s in scenario.steps if s.text)))
+    return system
 
 
 def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
@@ -70,65 +69,67 @@ def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
     return replace(scenario, steps=steps)
 
 
+def drive(system: MemorySystem, step, depth: int):
+    """Hand one step's inputs to the system; returns its outcome."""
+    if step.kind in OBSERVED_KINDS:
+        return system.observe(Observation(step.id, step.at, step.kind, step.text, step.hints))
+    if step.kind == "probe":
+        return system.retrieve(Query(step.id, step.at, step.text, step.expect.k, step.motivation,
+                                     max(step.expect.k, depth)))
+    if step.kind == "idle":
+        return system.idle(Idle(step.id, step.at, step.duration))
+    return system.tick(Tick(step.id, step.at))
+
+
 def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> ScenarioRun:
-    """Replay one scenario against a fresh agent; ``progress`` (a tqdm bar) counts steps. An
-    ``event`` expectation is judged as soon as its step has been summarised, an
-    ``event_count`` check as soon as every step before it has been (at the latest when the
-    scenario ends and what still waits is summarised)."""
+    """Replay one scenario against a fresh system; ``progress`` (a tqdm bar) counts steps."""
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
-    agent = build_agent(cfg, scenario)
-    preload(agent, PreloadSpec.from_config(cfg.get("preload")), scenario.language)
-    rows = RowMaker(scenario.id)
-    out = ScenarioRun(scenario)
+    system = build_system(cfg, scenario)
+    depth = max(evidence.depths_of(cfg), default=0)
+    rec = Recorder(scenario.id)
     timeline = Timeline(scenario)
-    waiting: dict[str, object] = {}
-    depths = evidence.depths_of(cfg)
-    scored = 0
+    waiting: dict[str, tuple] = {}                  # step id -> (step, outcome) of an event expectation
+    counting: list[tuple[object, object, set[str]]] = []   # event_count checks waiting for earlier summaries
 
-    counting: list[tuple[object, set[str]]] = []   # event_count checks waiting for earlier steps' summary
-
-    def judge_counts(summarised: list[str] | None) -> None:
-        for result, need in list(counting):
-            need.difference_update(need if summarised is None else summarised)
+    def read_counts(summarized) -> None:
+        for entry in list(counting):
+            step, outcome, need = entry
+            need.difference_update(need if summarized is None else summarized)
             if not need:
-                counting.remove((result, need))
-                out.rows.extend(check_rows(rows, agent, result, only=EventCountCheck))
+                counting.remove(entry)
+                for n, c in enumerate(step.checks):
+                    if isinstance(c, EventCountCheck):
+                        rec.state(step, outcome, "check", system.read(c), n)
 
-    def judge_events(summarised: list[str]) -> None:
-        for sid in summarised:
+    def read_events(summarized) -> None:
+        for sid in summarized:
             if sid in waiting:
-                out.rows.extend(event_rows(rows, agent, waiting.pop(sid)))
-        judge_counts(summarised)
+                step, outcome = waiting.pop(sid)
+                rec.state(step, outcome, "event", system.read(EventOf(sid)))
+        read_counts(summarized)
 
-    if hasattr(agent.embedder, "warm"):   # a caching embedder encodes the texts in batches up front
-        agent.embedder.warm([s.text for s in scenario.steps if s.text])
     for step in scenario.steps:
-        result = agent.step(step)
-        timeline.sample(agent, step)
+        outcome = drive(system, step, depth)
+        timeline.sample(system, step)
         if progress is not None:
             progress.update(1)
-        scored += result.cost.scored
-        if step.kind in ("say", "reply", "perceive"):
-            out.rows += observation_rows(rows, result)
-            if step.expect.event is not None:
-                waiting[step.id] = result
-        elif step.kind == "probe":
-            out.rows += probe_rows(rows, agent, result, depths)
+        rec.step(step, outcome)
+        if step.kind in OBSERVED_KINDS and step.expect.event is not None:
+            waiting[step.id] = (step, outcome)
         elif step.kind == "check":
-            unsummarised = {i.step for i in agent.summariser.pending_}
-            out.rows += check_rows(rows, agent, result, but=EventCountCheck if unsummarised else None)
-            if unsummarised and any(isinstance(c, EventCountCheck) for c in step.checks):
-                counting.append((result, unsummarised))
-        judge_events(result.summarised)
-    judge_events(agent.finish())
-    judge_events(list(waiting))            # never summarised (summarisation off): judged as they are
-    judge_counts(None)
-    out.trace = [{"scenario": scenario.id, **e} for e in agent.trace]
-    out.llm = agent.llm.meter.totals() | {"by_task": agent.llm.meter.by_task}
-    out.searches = {"scored_total": scored, "memories": agent.store.size}
-    out.processes = agent.processes.totals
-    out.timeline = timeline.rows
-    return out
+            unsummarized = set(system.waiting())
+            for n, c in enumerate(step.checks):
+                if not (unsummarized and isinstance(c, EventCountCheck)):
+                    rec.state(step, outcome, "check", system.read(c), n)
+            if unsummarized and any(isinstance(c, EventCountCheck) for c in step.checks):
+                counting.append((step, outcome, unsummarized))
+        read_events(outcome.summarized)
+    read_events(system.finish().summarized)
+    read_events(list(waiting))            # never summarized (summarization off): judged as they are
+    read_counts(None)
+    totals = system.totals()
+    return ScenarioRun(scenario, rec.rows, totals, [{"scenario": scenario.id, **e} for e in totals.trace],
+                       timeline.rows)
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
@@ -146,6 +147,7 @@ def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: b
     """
     from tqdm import tqdm
 
+    out_dir = Path(out_dir)
     scenarios = load_all(cfg, out_dir)
     with tqdm(total=sum(len(s.steps) for s in scenarios), unit="step", leave=False,
               disable=None if progress else True) as bar:
@@ -153,4 +155,19 @@ def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: b
         for s in scenarios:
             bar.set_description(s.id)
             runs.append(run_scenario(cfg, s, bar))
-    return write_outputs(Path(out_dir), runs, OmegaConf.to_container(cfg, resolve=True), choices or {})
+    meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {},
+            "scenarios": {r.scenario.id: {"path": _saved_path(r.scenario.path, out_dir), "llm": r.totals.llm,
+                                          "processes": r.totals.processes, "memories": r.totals.memories}
+                          for r in runs}}
+    return write_run(out_dir, runs, meta)
+
+
+def _saved_path(path: Path | None, out_dir: Path) -> str | None:
+    """A scenario's path as the results keep it: relative to the run directory when inside it."""
+    if path is None:
+        return None
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(out_dir.resolve()))
+    except ValueError:
+        return str(path)

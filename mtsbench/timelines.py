@@ -3,12 +3,11 @@
 The named steps are those of ``recall`` and ``absent`` on probes and of the ``attention``
 and ``tier`` checks. After every step the runner samples, for each named step whose
 memory exists, its long and short attention and its tier at the simulated time: the cost
-is the number of named memories, never the store's size. Plots read only the CSV.
+is the number of named memories, never the store's size. Plots read only the CSV. A
+system without attention samples nothing (``MemorySystem.sample`` returns []).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from .scenario.model import Scenario, StepAttentionCheck, TierCheck
 
@@ -42,14 +41,11 @@ class Timeline:
         self.names = named_steps(scenario)
         self.rows: list[dict] = []
 
-    def sample(self, agent, step) -> None:
-        found = [(name, agent.store.by_step.get(name)) for name in self.names]
-        found = [(name, i) for name, i in found if i is not None]
-        if not found:
+    def sample(self, system, step) -> None:
+        """Record the named memories' attention parts and tiers after ``step`` (at its end)."""
+        if not self.names:
             return
-        ids = np.array([i for _, i in found], dtype=np.int64)
-        long, short = agent.attention.parts(agent.store, ids, agent.now)
-        for (name, i), lo, sh in zip(found, long, short):
+        for name, long, short, tier in system.sample(self.names):
             self.rows.append({"scenario": self.scenario, "index": step.index, "step": step.id, "memory": name,
-                              "t": round(float(agent.now), 3), "long": round(float(lo), 6),
-                              "short": round(float(sh), 6), "tier": int(agent.store.tier[i])})
+                              "t": round(float(step.end), 3), "long": round(long, 6),
+                              "short": round(short, 6), "tier": tier})

@@ -52,7 +52,7 @@ def test_summary_per_category_by_hand():
     frame = pd.DataFrame([{"check": "probe", "category": c, "abstain": a, "recall@5": r5, "recall@10": r10,
                            "session_recall@5": None, "session_recall@10": None, "scored": s}
                           for c, a, r5, r10, s in rows] + [{"check": "recall", "scored": 999}])
-    out = evidence.summarise(frame, (5, 10))
+    out = evidence.summarize(frame, (5, 10))
     assert (out["probes"], out["with_evidence"], out["abstain"], out["scored"]) == (5, 3, 1, 20.0)
     assert (out["recall@5"], out["recall@10"]) == (0.5, 0.8333)
     single = out["by_category"]["single-hop"]

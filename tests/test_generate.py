@@ -9,7 +9,7 @@ import pytest
 from mtsbench.config import ConfigError, compose
 from mtsbench.memory.store import MemoryStore
 from mtsbench.preload import PreloadSpec, preload
-from mtsbench.runner import build_agent, run
+from mtsbench.runner import build_system, run
 from mtsbench.scenario.generate import GenerateError, GenerateSpec, render, write
 from mtsbench.scenario.loader import load_scenario
 from mtsbench.scenario.vocab import NEEDLES
@@ -95,8 +95,9 @@ def test_add_is_add_many_of_one_row():
 
 
 def test_preload_fills_every_tier_index_consistently(tmp_path):
-    cfg, _ = compose(["embedder.dim=128"])
-    agent = build_agent(cfg, load_scenario(write(GenerateSpec(days=2, turns_per_day=3, needles=0), tmp_path)))
+    cfg, _ = compose(["embedder.dim=128", "preload.memories=0"])
+    system = build_system(cfg, load_scenario(write(GenerateSpec(days=2, turns_per_day=3, needles=0), tmp_path)))
+    agent = system.memory_                                   # preload fills any memory (store, index, tiering, ...)
     ids = preload(agent, PreloadSpec(memories=2000, seed=1))
     store, index = agent.store, agent.index
     assert store.size == 2000 and ids.tolist() == list(range(2000))

@@ -11,24 +11,26 @@ from mtsbench.mechanisms.tiers import Fifo, Heat
 from mtsbench.memory.attention import HOUR
 from mtsbench.memory.scoring import Forgetting, WeightedMinMax, min_max
 from mtsbench.memory.store import MemoryStore
-from mtsbench.runner import build_agent
+from mtsbench.runner import build_system, drive
 from mtsbench.scenario.model import Expect, Hints, Scenario, Step
 from hydra.utils import instantiate
 
 SCENARIO = Scenario("t", "t", "en", datetime(2026, 1, 1), (), ())
 
 
-def agent_for(preset, *extra):
+def system_for(preset, *extra):
     cfg, _ = compose([f"preset={preset}", *extra])
-    return build_agent(cfg, SCENARIO)
+    return build_system(cfg, SCENARIO)
 
 
-def say(agent, i, hours, text, salience=3.0):
-    return agent.step(Step(i, f"s{i}", hours * HOUR, "say", text, hints=Hints(salience=salience)))
+def say(system, i, hours, text, salience=3.0):
+    return drive(system, Step(i, f"s{i}", hours * HOUR, "say", text, hints=Hints(salience=salience)), 0)
 
 
-def probe(agent, i, hours, text, k=3, motivation=1.0):
-    return agent.step(Step(i, f"p{i}", hours * HOUR, "probe", text, motivation=motivation, expect=Expect(k=k)))
+def probe(system, i, hours, text, k=3, motivation=1.0):
+    """The ids the probe used (retrieved into its context), best first."""
+    out = drive(system, Step(i, f"p{i}", hours * HOUR, "probe", text, motivation=motivation, expect=Expect(k=k)), 0)
+    return out.ranking.ids[:out.ranking.used]
 
 
 @pytest.mark.parametrize("preset", groups()["preset"])
@@ -58,13 +60,14 @@ def test_generative_agents_preset_constants_and_access_restarts_recency():
     r = cfg.retrieval
     assert (r.recency_weight, r.attention_weight, r.relevance_weight, r.recency_decay, r.context) == (1, 1, 1, 0.995, 30)
     assert (choices["attention"], choices["tiers"], choices["depth"]) == ("common_sense", "flat", "full")
-    agent = agent_for("generative_agents")
-    say(agent, 0, 0, "I keep my passport in the blue drawer", salience=6)
-    say(agent, 1, 1, "The weather is fine", salience=2)
-    probe(agent, 2, 10, "where is my passport")
+    system = system_for("generative_agents")
+    say(system, 0, 0, "I keep my passport in the blue drawer", salience=6)
+    say(system, 1, 1, "The weather is fine", salience=2)
+    probe(system, 2, 10, "where is my passport")
+    m = system.memory_
     # both memories were retrieved (context 30): both were accessed at 10 h, importance unchanged
-    assert agent.store.long_t[:2].tolist() == [10 * HOUR, 10 * HOUR]
-    assert agent.attention.total(agent.store, np.arange(2), 50 * HOUR).tolist() == [6.0, 2.0]
+    assert m.store.long_t[:2].tolist() == [10 * HOUR, 10 * HOUR]
+    assert m.attention.total(m.store, np.arange(2), 50 * HOUR).tolist() == [6.0, 2.0]
 
 
 def test_forgetting_thresholds_depend_only_on_the_memory():
@@ -75,32 +78,33 @@ def test_forgetting_thresholds_depend_only_on_the_memory():
 
 
 def test_memorybank_retention_grows_with_recall():
-    agent = agent_for("memorybank")
-    a = agent.attention
-    say(agent, 0, 0, "My sister Anna's birthday is on the fourteenth of May")
-    at = lambda h: float(a.total(agent.store, np.array([0]), h * HOUR)[0])   # noqa: E731
+    system = system_for("memorybank")
+    m = system.memory_
+    a = m.attention
+    say(system, 0, 0, "My sister Anna's birthday is on the fourteenth of May")
+    at = lambda h: float(a.total(m.store, np.array([0]), h * HOUR)[0])   # noqa: E731
     assert at(24) == pytest.approx(5.0 * np.exp(-1))          # R = e^(-t/S), S = 1, t in days
-    agent.recall(np.array([0]), why="test")                   # at t = 0 h: S = 2, t reset
-    assert agent.store.long_s[0] == 2.0 and at(48) == pytest.approx(5.0 * np.exp(-1))
+    m.recall(np.array([0]), why="test")                       # at t = 0 h: S = 2, t reset
+    assert m.store.long_s[0] == 2.0 and at(48) == pytest.approx(5.0 * np.exp(-1))
 
 
 def test_memorybank_forgets_once_retention_falls_below_the_threshold():
-    agent = agent_for("memorybank", "seed=1")
-    say(agent, 0, 0, "My locker code at the gym is 4512")
-    u = agent.retriever.thresholds(np.array([0]))[0]
+    system = system_for("memorybank", "seed=1")
+    say(system, 0, 0, "My locker code at the gym is 4512")
+    u = system.memory_.retriever.thresholds(np.array([0]))[0]
     t_forget = -np.log(u) * 24.0                              # hours until R = u
-    assert len(probe(agent, 1, 0.5 * t_forget, "gym locker code", k=1).retrieval.ids) == 1
-    agent2 = agent_for("memorybank", "seed=1")
-    say(agent2, 0, 0, "My locker code at the gym is 4512")
-    assert len(probe(agent2, 1, 1.5 * t_forget, "gym locker code", k=1).retrieval.ids) == 0
+    assert len(probe(system, 1, 0.5 * t_forget, "gym locker code", k=1)) == 1
+    system2 = system_for("memorybank", "seed=1")
+    say(system2, 0, 0, "My locker code at the gym is 4512")
+    assert len(probe(system2, 1, 1.5 * t_forget, "gym locker code", k=1)) == 0
 
 
 def test_recency_only_returns_the_newest_whatever_the_query():
-    agent = agent_for("recency_only")
+    system = system_for("recency_only")
     for i, text in enumerate(["milk allergy", "train late", "whales", "budget meeting"]):
-        say(agent, i, 24 * i, text)
-    found = probe(agent, 4, 200, "milk allergy", k=2).retrieval
-    assert found.ids.tolist() == [3, 2] and agent.llm.meter.calls == 0
+        say(system, i, 24 * i, text)
+    found = probe(system, 4, 200, "milk allergy", k=2)
+    assert found == [3, 2] and system.agent_.llm.meter.calls == 0
 
 
 def test_fifo_holds_the_newest_and_heat_places_the_rest():
@@ -111,15 +115,16 @@ def test_fifo_holds_the_newest_and_heat_places_the_rest():
 
 
 def test_memoryos_fifo_of_seven_and_promotion_by_heat():
-    agent = agent_for("memoryos")
+    system = system_for("memoryos")
     for i in range(9):
-        say(agent, i, i, f"note {i} about topic {i}")
-    s = agent.store
-    assert sorted(agent.index.tiers[0].members().tolist()) == list(range(2, 9))
+        say(system, i, i, f"note {i} about topic {i}")
+    m = system.memory_
+    s = m.store
+    assert sorted(m.index.tiers[0].members().tolist()) == list(range(2, 9))
     assert s.tier[:2].tolist() == [2, 2]
     for r in range(4):                  # four recalls of memory 0: heat = 4 + 1 + e^(-0) >= 5
-        agent.now = (10 + r) * HOUR
-        agent.recall(np.array([0]), why="test")
+        m.now = (10 + r) * HOUR
+        m.recall(np.array([0]), why="test")
     assert s.tier[0] == 1 and s.tier[1] == 2
 
 

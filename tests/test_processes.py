@@ -1,4 +1,4 @@
-"""Summarisation, events, consolidation and inference on small scenarios: hand values."""
+"""Summarization, events, consolidation and inference on small scenarios: hand values."""
 
 import json
 import math
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtsbench.config import compose
-from mtsbench.runner import build_agent, run
+from mtsbench.runner import build_system, drive, run
 from mtsbench.scenario.loader import load_scenario
 
 DAY = 86400.0
@@ -22,10 +22,33 @@ def scenario(tmp_path, steps: str, name="t"):
     return load_scenario(path)
 
 
+class Agent:
+    """A started ``system=mts`` seen as the tests read it: its memory's store and trace, the
+    event tracker, the summarizer; ``step`` drives one scenario step, ``finish`` ends."""
+
+    def __init__(self, system):
+        self.system, self.memory = system, system.memory_
+        self.store, self.trace, self.embedder = self.memory.store, self.memory.trace, self.memory.embedder
+        self.events, self.summarizer, self.llm = system.events_, system.agent_.summarizer, system.agent_.llm
+
+    def step(self, step):
+        return drive(self.system, step, 0)
+
+    def finish(self) -> tuple[str, ...]:
+        return self.system.finish().summarized
+
+    def count(self, category: str) -> int:
+        return self.events.count(self.memory, category)
+
+
+def start(cfg, sc) -> Agent:
+    return Agent(build_system(cfg, sc))
+
+
 def replay(tmp_path, steps: str, *overrides):
     cfg, _ = compose(list(overrides))
     sc = scenario(tmp_path, steps)
-    agent = build_agent(cfg, sc)
+    agent = start(cfg, sc)
     for step in sc.steps:
         agent.step(step)
     return agent
@@ -48,7 +71,7 @@ def said(at, text, sid, salience=3, value=None, belief=0.8):
     return out + (FACT.format(v=value, b=belief) if value else "")
 
 
-# -- summarisation ---------------------------------------------------------------------
+# -- summarization ---------------------------------------------------------------------
 def test_summary_every_n_turns_with_provenance_and_facts_from_their_turn(tmp_path):
     steps = (said("d0 09:00", "I drink tea every morning.", "tea", 6, "tea") +
              "  - {at: d0 09:01, reply: \"Nice.\", hints: {salience: 1}}\n" +
@@ -60,7 +83,7 @@ def test_summary_every_n_turns_with_provenance_and_facts_from_their_turn(tmp_pat
     s = agent.store
     assert (s.key[fact], s.value[fact], s.provenance[fact]) == ("user.drink", "tea", ("tea",))
     assert s.belief[fact] == pytest.approx(0.8)                  # ema: the LLM's belief as it came
-    assert agent.summariser.pending_[0].step == "bus"
+    assert agent.summarizer.pending_[0].step == "bus"
     # the summary is labelled as its most salient part (salience hint 6), never from its own turns
     scored = {e["id"]: e for e in events(agent, "scored")}
     assert scored[summary]["score"] == 6.0 and not set(scored[summary]["associated"]) & {0, 1}
@@ -72,11 +95,11 @@ def test_a_session_gap_and_the_end_of_the_scenario_flush_what_waits(tmp_path):
              said("d0 18:00", "I took the train home.", "c"))
     cfg, _ = compose(["summarize.every=10", "summarize.session_gap=3h"])
     sc = scenario(tmp_path, steps)
-    agent = build_agent(cfg, sc)
+    agent = start(cfg, sc)
     results = [agent.step(s) for s in sc.steps]
-    assert results[2].summarised == ["a", "b"]                  # the 9 h gap ended the session
-    assert agent.finish() == ["c"]
-    assert len(live(agent, "summary")) == 1                      # one turn alone is not summarised
+    assert results[2].summarized == ("a", "b")                  # the 9 h gap ended the session
+    assert agent.finish() == ("c",)
+    assert len(live(agent, "summary")) == 1                      # one turn alone is not summarized
 
 
 # -- events ----------------------------------------------------------------------------
@@ -96,7 +119,7 @@ def test_a_tag_joins_until_its_category_goes_stale(tmp_path):
     s = agent.store
     assert s.provenance[first] == ("go", "there") and s.provenance[second] == ("again",)
     assert s.text[first] == "We fly to Paris. We saw the Louvre."     # the storyline, in order
-    assert agent.events.count(agent, "trip.paris") == 2
+    assert agent.count("trip.paris") == 2
     assert np.allclose(s.vectors[first], agent.embedder.embed([s.text[first]])[0])   # re-embedded
     joined = [e for e in events(agent, "event") if e["joined"]]
     assert len(joined) == 1 and joined[0]["id"] == first
@@ -105,7 +128,7 @@ def test_a_tag_joins_until_its_category_goes_stale(tmp_path):
 def test_window_policy_ignores_the_stated_validity(tmp_path):
     steps = trip("d0 09:00", "go", "We fly to Paris.", valid="1y") + trip("d9 09:00", "there", "Louvre.", valid="1y")
     agent = replay(tmp_path, steps, "events=window", "events.window=5d")
-    assert agent.events.count(agent, "trip.paris") == 2
+    assert agent.count("trip.paris") == 2
 
 
 # -- consolidation ---------------------------------------------------------------------
@@ -223,7 +246,7 @@ def test_nightly_consolidation_runs_once_per_night_without_idle_steps(tmp_path):
     assert not events(replay(tmp_path, steps), "consolidation")     # by default only idle steps consolidate
 
 
-def test_event_count_waits_for_the_earlier_turns_to_be_summarised(tmp_path):
+def test_event_count_waits_for_the_earlier_turns_to_be_summarized(tmp_path):
     steps = (trip("d0 09:00", "go", "We fly to Paris.").split("  - {at: d0 23:00")[0]
              + "  - at: d0 09:05\n    check:\n      event_count: {category: trip.paris, equals: 1}\n")
     path = tmp_path / "count.yaml"
@@ -234,8 +257,8 @@ def test_event_count_waits_for_the_earlier_turns_to_be_summarised(tmp_path):
     assert row.passed and row.value == 1        # judged after the end-of-scenario summary, not at 09:05
 
 
-def test_events_age_from_their_turns_not_from_when_they_were_summarised(tmp_path):
-    # no idle steps: each session is summarised only when the next step comes, days later
+def test_events_age_from_their_turns_not_from_when_they_were_summarized(tmp_path):
+    # no idle steps: each session is summarized only when the next step comes, days later
     steps = "".join(trip(at, sid, text).split("  - {at:")[0] for at, sid, text in
                     [("d0 09:00", "go", "We fly to Paris."), ("d9 09:00", "there", "The Louvre."),
                      ("d185 09:00", "again", "Paris again.")])

@@ -14,3 +14,8 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def warm(self, texts: Sequence[str]) -> None:
+        """Told a scenario's texts up front: a caching embedder encodes them in batches now
+        (the others do nothing)."""
+        ...

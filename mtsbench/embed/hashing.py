@@ -80,6 +80,9 @@ class Hashing:
             hit = self._cache[token] = (np.array(buckets, dtype=np.int64), np.array(weights, dtype=np.float32))
         return hit
 
+    def warm(self, texts: Sequence[str]) -> None:
+        """Nothing to do up front: features are memoised per token as texts come."""
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed a batch: every feature added in text order with one ``np.add.at`` (unbuffered,
         in order, float32), so a text's vector is the same alone or in any batch."""

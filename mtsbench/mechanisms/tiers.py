@@ -7,9 +7,10 @@ length (provenance size), ``idle_hours`` the hours since the last recall or labe
 The agent applies promotions at once (after a recall or arousal) and demotions only at
 rebalance points.
 
-A policy may bound its top tier with a FIFO (attribute ``fifo`` = its size, as ``Fifo``
-does): a new memory enters tier 0, and when an arrival makes tier 0 hold more than
-``fifo`` memories the agent hands the oldest over to ``overflow``, which places them below.
+Every policy declares its optional capabilities as attributes. ``fifo`` (None for most):
+a bounded top tier of that size, as ``Fifo`` has: a new memory enters tier 0, and when an
+arrival makes tier 0 hold more than ``fifo`` memories the memory hands the oldest over to
+``overflow``, which places them below.
 
 ``local`` is True when a memory's target depends on its own inputs only and, while they
 change only by time passing (attention decays, idle hours grow), never moves up: then a
@@ -27,6 +28,7 @@ import numpy as np
 class TierPolicy(Protocol):
     n_tiers: int
     local: bool
+    fifo: int | None
 
     def assign(self, attention: np.ndarray, current: np.ndarray, recalls: np.ndarray,
                length: np.ndarray, idle_hours: np.ndarray, full: bool = True) -> np.ndarray:
@@ -43,6 +45,7 @@ class Flat:
 
     n_tiers = 1
     local = True
+    fifo = None
 
     def assign(self, attention, current, recalls, length, idle_hours, full=True):
         return np.zeros(len(attention), dtype=np.int8)
@@ -72,6 +75,7 @@ class Thresholds:
     """
 
     local = True
+    fifo = None
 
     def __init__(self, cutoffs=(5.0, 2.0, 0.5), hysteresis: float = 0.25):
         self.cutoffs = tuple(float(c) for c in cutoffs)
@@ -102,6 +106,7 @@ class Capacity:
     """
 
     local = False     # a memory's tier depends on every other memory's attention
+    fifo = None
 
     def __init__(self, sizes=(200, 2000)):
         self.sizes = tuple(int(s) for s in sizes)
@@ -137,6 +142,7 @@ class Heat:
 
     n_tiers = 2
     local = True
+    fifo = None
 
     def __init__(self, alpha: float = 1.0, beta: float = 1.0, gamma: float = 1.0, mu_hours: float = 24.0,
                  threshold: float = 5.0):
@@ -167,6 +173,8 @@ class Fifo:
     >>> f.overflow(None, np.array([0]), np.ones(1), np.zeros(1)).tolist()
     [2]
     """
+
+    local = False     # an arrival evicts the oldest: tiers depend on other memories
 
     def __init__(self, size: int = 7, below: TierPolicy | None = None):
         self.size = size

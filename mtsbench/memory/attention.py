@@ -12,9 +12,9 @@ import numpy as np
 
 from ..mechanisms.attention import boost, split_score
 from ..mechanisms.decay import Decay
+from ..units import HOUR
 from .store import MemoryStore
 
-HOUR = 3600.0
 
 
 class DualAttention:

@@ -53,10 +53,11 @@ class Retrieval:
     attention: np.ndarray
     cost: SearchCost = field(default_factory=SearchCost)
     ranked: np.ndarray | None = None
+    ranked_scores: np.ndarray | None = None
 
     def __post_init__(self):
         if self.ranked is None:
-            self.ranked = self.ids
+            self.ranked, self.ranked_scores = self.ids, self.scores
 
 
 def rank(scores: np.ndarray, k: int) -> np.ndarray:
@@ -125,4 +126,4 @@ class TieredSearch:
             return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
         deep = rank(scores, max(k, rank_to))
         top = deep[:k]
-        return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep])
+        return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep])

@@ -68,7 +68,7 @@ class Tiering:
                  bucket_hours: float = 1.0, horizon_hours: float = 1e7, iterations: int = 24):
         self.policy = policy
         self.attention = attention
-        self.incremental = bool(incremental and getattr(policy, "local", False))
+        self.incremental = bool(incremental and policy.local)
         self.bucket = bucket_hours * HOUR
         self.horizon_hours = horizon_hours
         self.iterations = iterations

@@ -22,16 +22,28 @@ meets its rival with the belief all its restatements gave it:
 - ``unrelated`` → nothing.
 
 A failed LLM call skips that pair (counted in the meter, traced). Cost — LLM calls and
-memories scored — is metered apart from the steps' own (``MemoryAgent.process``).
+memories scored — is metered apart from the steps' own (``Memory.processes``). The
+consolidator sees memory through ``FactMemory``; the LLM, the belief rule and the conflict
+rule are passed in; ``run`` returns what it did (``Consolidated``).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..llm.base import Fact
+from ..llm.base import LLM
+from .ports import FactMemory
+
+
+@dataclass
+class Consolidated:
+    """What one consolidation did: (survivor, merged-away) pairs and (loser, winner) pairs."""
+
+    merged: list[tuple[int, int]] = field(default_factory=list)
+    contradicted: list[tuple[int, int]] = field(default_factory=list)
 
 
 def night_seconds(at) -> float:
@@ -41,7 +53,7 @@ def night_seconds(at) -> float:
     12600.0
     >>> night_seconds("25:00")
     Traceback (most recent call last):
-    mtsbench.config.ConfigError: consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got '25:00'
+    mtsbench.errors.ConfigError: consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got '25:00'
     """
     from ..config import ConfigError
 
@@ -62,14 +74,9 @@ def _survivor(i: int, merged_into: dict[int, int]) -> int:
     return i
 
 
-def _stated(store, i: int) -> float:
+def _stated(memory, i: int) -> float:
     """When fact ``i`` was last stated (its newest merged part), else when it was stored."""
-    return float(store.meta[i].get("stated", store.created[i]))
-
-
-def fact_of(store, i: int) -> Fact:
-    """The stored fact ``i`` as the LLM sees it (key, value, text, current belief)."""
-    return Fact(store.key[i], store.value[i], store.text[i], round(float(store.belief[i]), 4))
+    return float(memory.meta(i).get("stated", memory.created(i)))
 
 
 class Consolidator:
@@ -83,86 +90,90 @@ class Consolidator:
         self.enabled = enabled
         self.night_ = None if nightly_at is None else night_seconds(nightly_at)
 
-    def run(self, memory) -> None:
-        """Consolidate ``memory.new_facts`` (then empty it): restatements are merged first,
-        then every contradiction found is settled once, between the survivors."""
-        new, memory.new_facts = list(memory.new_facts), []
-        if not self.enabled or not new:
-            return
-        memory.emit("consolidation", facts=[int(i) for i in new])
+    def run(self, memory: FactMemory, llm: LLM, facts: list[int], belief, conflict,
+            language: str = "en") -> Consolidated:
+        """Consolidate ``facts`` (the fact ids formed since last time): restatements are merged
+        first, then every contradiction found is settled once, between the survivors."""
+        done = Consolidated()
+        if not self.enabled or not facts:
+            return done
+        run = _Run(memory, llm, belief, conflict, language, self, done)
+        memory.emit("consolidation", facts=[int(i) for i in facts])
         merged_into: dict[int, int] = {}
         conflicts: list[tuple[int, int, float]] = []
-        for n in new:
-            if memory.store.alive[n]:
-                self._relate(memory, n, merged_into, conflicts)
+        for n in facts:
+            if memory.alive(n):
+                run.relate(n, merged_into, conflicts)
         settled: set[tuple[int, int]] = set()
         for a, b, strength in conflicts:
             a, b = _survivor(a, merged_into), _survivor(b, merged_into)
             pair = (min(a, b), max(a, b))
-            if a == b or pair in settled or not (memory.store.alive[a] and memory.store.alive[b]):
+            if a == b or pair in settled or not (memory.alive(a) and memory.alive(b)):
                 continue
             settled.add(pair)
-            newer, older = sorted(pair, key=lambda i: (_stated(memory.store, i), i), reverse=True)
-            self._contradict(memory, new=newer, old=older, strength=strength)
+            newer, older = sorted(pair, key=lambda i: (_stated(memory, i), i), reverse=True)
+            run.contradict(new=newer, old=older, strength=strength)
+        return done
 
-    def _candidates(self, memory, n: int) -> list[int]:
-        store = memory.store
-        found = memory.search(store.vectors[n], self.related, self.motivation, memory.now)
-        same_key = store.by_key.get(store.key[n], [])
-        ids = {int(i) for i in found.ids} | set(same_key)
-        return sorted(i for i in ids if i < n and store.alive[i] and store.kind_of(i) == "fact")
 
-    def _relate(self, memory, n: int, merged_into: dict, conflicts: list) -> None:
+class _Run:
+    """One consolidation's collaborators, so the steps below read as the rules they are."""
+
+    def __init__(self, memory, llm, belief, conflict, language, settings: Consolidator, done: Consolidated):
+        self.memory, self.llm, self.belief, self.conflict = memory, llm, belief, conflict
+        self.language, self.settings, self.done = language, settings, done
+
+    def candidates(self, n: int) -> list[int]:
+        m = self.memory
+        found = m.search(m.vector(n), self.settings.related, self.settings.motivation)
+        ids = {int(i) for i in found.ids} | set(m.with_key(m.key(n)))
+        return sorted(i for i in ids if i < n and m.alive(i) and m.kind(i) == "fact")
+
+    def relate(self, n: int, merged_into: dict, conflicts: list) -> None:
         """Judge ``n`` against its candidates: merge restatements now, queue contradictions."""
-        store, llm, lang = memory.store, memory.llm, memory.language
+        m = self.memory
         current = n
-        for o in self._candidates(memory, n):
-            if not store.alive[o]:
+        for o in self.candidates(n):
+            if not m.alive(o):
                 continue
-            relation = llm.judge_relation(fact_of(store, current), fact_of(store, o), lang)
+            relation = self.llm.judge_relation(m.fact(current), m.fact(o), self.language)
             if relation is None or relation.label == "unrelated":
                 continue
             if relation.label == "same":
                 survivor, gone = min(o, current), max(o, current)
-                self._merge(memory, survivor, gone)
+                self.merge(survivor, gone)
                 merged_into[gone] = survivor
                 current = survivor
             else:
                 conflicts.append((current, o, relation.strength))
 
-    def _merge(self, memory, survivor: int, gone: int) -> None:
-        store = memory.store
-        before = float(store.belief[survivor])
-        estimate = memory.llm.reassess_belief(fact_of(store, survivor), [fact_of(store, gone)], memory.language)
+    def merge(self, survivor: int, gone: int) -> None:
+        m = self.memory
+        before = m.belief(survivor)
+        estimate = self.llm.reassess_belief(m.fact(survivor), [m.fact(gone)], self.language)
         if estimate is not None:
-            self._move_belief(memory, survivor, estimate)
-        parts = tuple(dict.fromkeys(store.provenance[survivor] + store.provenance[gone]))
-        memory.rewrite(survivor, store.text[survivor], parts, reembed=False)
-        store.meta[survivor]["stated"] = max(_stated(store, survivor), _stated(store, gone))
-        memory.drop(gone)
-        memory.emit("merged", id=survivor, merged=[gone], belief=[round(before, 4), round(float(store.belief[survivor]), 4)])
-        memory.recall(np.array([survivor]), why="merge")
+            m.move_belief(survivor, self.belief, estimate)
+        parts = tuple(dict.fromkeys(m.provenance(survivor) + m.provenance(gone)))
+        m.rewrite(survivor, m.text(survivor), parts, reembed=False)
+        m.meta(survivor)["stated"] = max(_stated(m, survivor), _stated(m, gone))
+        m.drop(gone)
+        m.emit("merged", id=survivor, merged=[gone], belief=[round(before, 4), round(m.belief(survivor), 4)])
+        m.recall(np.array([survivor]), why="merge")
+        self.done.merged.append((survivor, gone))
 
-    def _contradict(self, memory, new: int, old: int, strength: float) -> None:
+    def contradict(self, new: int, old: int, strength: float) -> None:
         """Settle one contradiction between the newer fact ``new`` and the older ``old``."""
-        store = memory.store
-        new_loses, keep = memory.conflict.resolve(np.array([store.belief[new]]), np.array([store.belief[old]]),
-                                                  np.array([strength]))
+        m, rule = self.memory, self.conflict
+        new_loses, keep = rule.resolve(np.array([m.belief(new)]), np.array([m.belief(old)]), np.array([strength]))
         loser, winner = (new, old) if new_loses[0] else (old, new)
-        before = float(store.belief[loser])
-        if memory.conflict.drops_loser:
-            memory.drop(loser)
+        before = m.belief(loser)
+        if rule.drops_loser:
+            m.drop(loser)
         else:
-            estimate = memory.llm.reassess_belief(fact_of(store, loser), [fact_of(store, winner)], memory.language)
+            estimate = self.llm.reassess_belief(m.fact(loser), [m.fact(winner)], self.language)
             if estimate is not None:
-                self._move_belief(memory, loser, estimate)
-            memory.attention.weaken(store, np.array([loser]), keep, memory.now)
-        memory.emit("contradicted", loser=loser, winner=winner, dropped=memory.conflict.drops_loser,
-                    belief=[round(before, 4), round(float(store.belief[loser]), 4)], keep=round(float(keep[0]), 4))
-
-    @staticmethod
-    def _move_belief(memory, i: int, estimate: float) -> None:
-        s = memory.store
-        b, wp, wm = memory.belief.update(s.belief[i:i + 1], s.w_plus[i:i + 1], s.w_minus[i:i + 1],
-                                         np.array([estimate]))
-        s.belief[i], s.w_plus[i], s.w_minus[i] = float(b[0]), float(wp[0]), float(wm[0])
+                m.move_belief(loser, self.belief, estimate)
+            m.weaken(loser, float(keep[0]))
+        m.emit("contradicted", loser=loser, winner=winner, dropped=rule.drops_loser,
+               belief=[round(before, 4), round(m.belief(loser), 4)], keep=round(float(keep[0]), 4))
+        self.done.contradicted.append((loser, winner))

@@ -16,6 +16,10 @@ perception stream (labelled, never itself inferred from) and traced. While it is
 to the longest TTL of its impressions after its last one) new impressions of K join it
 instead of forming another. Impressions faded below 0.1% are forgotten when their key is
 touched, so a key's state stays small.
+
+The inferrer sees memory through ``ImpressionMemory``, stores conjectures through
+``perceive``; the LLM and the ``accumulate`` rule are passed in; ``observe`` returns the ids
+of the conjectures formed.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..llm.base import Impression, Item
+from ..llm.base import LLM, Impression, Item
 from ..mechanisms.accumulate import ttl_weight
+from .ports import ImpressionMemory, Perceive
 
 FORGOTTEN = 1e-3
 WITHIN_TTL = float(np.exp(-3.0))   # an impression's weight at its TTL
@@ -58,15 +63,17 @@ class Inferrer:
     def wants(self, item: Item) -> bool:
         return self.enabled and item.kind in self.kinds
 
-    def observe(self, memory, item: Item, context: list[str]) -> list[int]:
-        """Infer from ``item``; returns the ids of conjectures formed."""
-        impressions = memory.llm.infer(item, context)
+    def observe(self, memory: ImpressionMemory, llm: LLM, perceive: Perceive, accumulate, item: Item,
+                context: list[str]) -> list[int]:
+        """Infer from ``item`` (``context``: the texts its labelling associated); returns the
+        ids of conjectures formed."""
+        impressions = llm.infer(item, context)
         if impressions is None:
             memory.emit("infer_failed", step=item.step)
             return []
         formed = []
         for imp in impressions:
-            i = self._add(memory, imp, item.step)
+            i = self._add(memory, perceive, accumulate, imp, item.step, item.language)
             if i is not None:
                 formed.append(i)
         return formed
@@ -75,7 +82,7 @@ class Inferrer:
         """d_i of a key's impressions at ``now``."""
         return ttl_weight(now - np.array(k.at), np.array(k.ttl), self.ttl_decay)
 
-    def _add(self, memory, imp: Impression, step: str) -> int | None:
+    def _add(self, memory, perceive, accumulate, imp: Impression, step: str, language: str) -> int | None:
         k = self.keys_.setdefault(imp.key, _Key())
         k.text = imp.text
         k.belief.append(imp.belief)
@@ -88,23 +95,22 @@ class Inferrer:
             for name in ("belief", "at", "ttl", "step"):
                 setattr(k, name, [x for x, kept in zip(getattr(k, name), keep) if kept])
             d = d[keep]
-        accumulated = float(memory.accumulate(np.array(k.belief), d))
+        accumulated = float(accumulate(np.array(k.belief), d))
         memory.emit("impression", key=imp.key, step=step, belief=imp.belief, ttl=imp.ttl,
                     accumulated=round(accumulated, 4))
-        live = k.conjecture is not None and memory.store.alive[k.conjecture] and memory.now <= k.valid_until
+        live = k.conjecture is not None and memory.alive(k.conjecture) and memory.now <= k.valid_until
         if live:
             self._extend(memory, k, step, imp.ttl)
             return None
         if accumulated < self.threshold:
             return None
-        return self._conjecture(memory, imp.key, k, d, accumulated)
+        return self._conjecture(memory, perceive, imp.key, k, d, accumulated, language)
 
-    def _conjecture(self, memory, key: str, k: _Key, d: np.ndarray, belief: float) -> int:
+    def _conjecture(self, memory, perceive, key: str, k: _Key, d: np.ndarray, belief: float, language: str) -> int:
         within = d >= WITHIN_TTL - 1e-12
         steps = tuple(dict.fromkeys(s for s, w in zip(k.step, within) if w))
-        item = Item(k.text, "conjecture", steps[-1], memory.language)
-        i = memory.remember(k.text, "conjecture", steps, item=item, key=key, value=True, belief=belief,
-                            meta={"at": memory.now})
+        item = Item(k.text, "conjecture", steps[-1], language)
+        i = perceive(item, "conjecture", steps, meta={"at": memory.now}, key=key, value=True, belief=belief)
         k.conjecture = i
         k.valid_until = memory.now + max(t for t, w in zip(k.ttl, within) if w)
         memory.emit("conjecture", id=i, key=key, belief=round(belief, 4), steps=list(steps))
@@ -112,7 +118,7 @@ class Inferrer:
 
     def _extend(self, memory, k: _Key, step: str, ttl: float) -> None:
         i = k.conjecture
-        parts = tuple(dict.fromkeys(memory.store.provenance[i] + (step,)))
-        memory.rewrite(i, memory.store.text[i], parts, reembed=False)
+        parts = tuple(dict.fromkeys(memory.provenance(i) + (step,)))
+        memory.rewrite(i, memory.text(i), parts, reembed=False)
         k.valid_until = max(k.valid_until, memory.now + ttl)
-        memory.emit("conjecture", id=i, key=memory.store.key[i], joined=step)
+        memory.emit("conjecture", id=i, key=memory.key(i), joined=step)

@@ -8,6 +8,10 @@ an event does not associate the memories of its own source steps (a conjecture d
 ``CommonSense`` asks the LLM about the item alone: the ablation. ``Constant`` gives every
 item the same score without asking anyone: designs that rate nothing (recency, MemoryBank,
 MemoryOS).
+
+A labeller sees memory only through ``Associations`` (search, text, provenance) and gets
+the LLM passed in; it returns a ``Labelled`` and changes nothing: the caller stores the
+item and boosts the associations (``processes.perceive``).
 """
 
 from __future__ import annotations
@@ -19,27 +23,31 @@ import numpy as np
 
 from ..llm.base import LLM, Association, Item
 from ..memory.retrieval import SearchCost
+from .ports import Associations
 
 
 @dataclass
 class Labelled:
-    """A labelling's outcome: the score, the memories it used, and the search cost."""
+    """A labelling's outcome: the score (None: the LLM call failed), the memories it used,
+    and the search cost."""
 
-    score: float
+    score: float | None
     associated: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     cost: SearchCost = field(default_factory=SearchCost)
 
 
 class Labeller(Protocol):
-    """Scores a new item 0-10 (``memory`` offers ``search`` and the LLM)."""
+    """Scores a new item 0-10; ``boost``: its associated memories are recalled afterwards."""
 
     boost: bool
 
-    def label(self, memory, item: Item, vector: np.ndarray, now: float) -> Labelled: ...
+    def label(self, memory: Associations, llm: LLM, item: Item, vector: np.ndarray) -> Labelled: ...
 
 
 class Associative:
     """Score the item in the light of the attention of its associated memories."""
+
+    boost = True
 
     def __init__(self, associations: int = 3, min_relevance: float = 0.08,
                  motivation: float = 0.3, boost: bool = True):
@@ -48,15 +56,14 @@ class Associative:
         self.motivation = motivation
         self.boost = boost
 
-    def label(self, memory, item, vector, now):
-        found = memory.search(vector, self.associations, self.motivation, now)
+    def label(self, memory, llm, item, vector):
+        found = memory.search(vector, self.associations, self.motivation)
         keep = found.relevance >= self.min_relevance
         if item.sources:    # a derived item's own sources are its content, not associations
             sources = set(item.sources)
-            keep &= np.array([not sources.intersection(memory.store.provenance[i]) for i in found.ids], dtype=bool)
-        shown = [Association(memory.store.text[i], float(a), float(r))
+            keep &= np.array([not sources.intersection(memory.provenance(i)) for i in found.ids], dtype=bool)
+        shown = [Association(memory.text(i), float(a), float(r))
                  for i, a, r in zip(found.ids[keep], found.attention[keep], found.relevance[keep])]
-        llm: LLM = memory.llm
         return Labelled(llm.rate_attention(item, shown), found.ids[keep], found.cost)
 
 
@@ -65,14 +72,14 @@ class CommonSense:
 
     boost = False
 
-    def label(self, memory, item, vector, now):
-        return Labelled(memory.llm.rate_attention(item, []))
+    def label(self, memory, llm, item, vector):
+        return Labelled(llm.rate_attention(item, []))
 
 
 class Constant:
     """Every item gets ``score``: no LLM call, no search (designs that rate nothing).
 
-    >>> Constant().label(None, None, None, 0.0).score
+    >>> Constant().label(None, None, None, None).score
     5.0
     """
 
@@ -81,5 +88,5 @@ class Constant:
     def __init__(self, score: float = 5.0):
         self.score = score
 
-    def label(self, memory, item, vector, now):
+    def label(self, memory, llm, item, vector):
         return Labelled(float(self.score))

@@ -1,4 +1,4 @@
-"""Cost of the background processes (summarise, consolidate, infer), kept apart from steps.
+"""Cost of the background processes (summarize, consolidate, infer), kept apart from steps.
 
 ``ProcessCosts`` holds per process: runs, LLM calls, tokens (prompt and completion),
 retries, failures, memories scored by its searches (``scored``), index queries and the

@@ -1,36 +1,64 @@
-"""Dialogue summarisation (DESIGN §1.4): summaries, the facts they state, their event tags.
+"""Dialogue summarization (DESIGN §1.4): summaries, the facts they state, their event tags.
 
-The ``Summariser`` collects the items of the perception stream (say, reply, perceive) and
-summarises them with the LLM's ``summarize`` task every ``every`` dialogue turns (say and
+The ``Summarizer`` collects the items of the perception stream (say, reply, perceive) and
+summarizes them with the LLM's ``summarize`` task every ``every`` dialogue turns (say and
 reply; perceptions ride along and yield their facts too) and when a session ends: when a
 step comes more than ``session_gap`` after the last item, on an ``idle`` step, and at the
 end of the scenario. A summary yields
 
-- a ``summary`` memory whose provenance is the summarised steps, labelled for attention
+- a ``summary`` memory whose provenance is the summarized steps, labelled for attention
   like any perception (a perfect labeller rates it as its most salient part: the mock is
   given the largest ``salience`` hint of the items) — unless fewer than ``min_items``
-  items were summarised: a summary of one turn would only repeat it;
+  items were summarized: a summary of one turn would only repeat it;
 - a ``fact`` memory per extracted fact, with key, value and the belief rule's initial state
-  for the LLM's belief; its provenance is the turns the fact names (all summarised steps if
+  for the LLM's belief; its provenance is the turns the fact names (all summarized steps if
   it names none). A fact inherits the attention its source turns hold now (the largest),
   rather than costing another labelling call, and records when it was stated
   (``meta.stated``: its latest source turn's time). New facts wait for consolidation;
 - each event tag, handed to the event tracker (``processes.events``) with the time of the
-  latest turn it names (a session summarised days later keeps its own time), unless
+  latest turn it names (a session summarized days later keeps its own time), unless
   ``tag_events`` is off (a design without major events).
+
+``flush`` stores the summary and the facts and *returns* what it produced (``Summarized``:
+the steps, the new fact ids, the event tags with their sources and times); filing the tags
+with the event tracker and queueing the facts for consolidation is the caller's.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
-from ..llm.base import Item, Summary
+from ..llm.base import LLM, EventTag, Item, Summary
 from ..scenario.model import Hints
 from ..scenario.times import seconds
+from .ports import Perceive, SummaryMemory
 
 
-class Summariser:
-    """Summarise every ``every`` dialogue turns and at the end of each session."""
+@dataclass
+class TagToFile:
+    """An event tag of a summary, with the steps it names, their salience and its time."""
+
+    tag: EventTag
+    provenance: tuple[str, ...]
+    hints: Hints
+    at: float
+
+
+@dataclass
+class Summarized:
+    """What one summarization produced: the steps it covered, the ids of the facts it
+    stored (in order), and the event tags to file (in order)."""
+
+    steps: list[str] = field(default_factory=list)
+    facts: list[int] = field(default_factory=list)
+    tags: list[TagToFile] = field(default_factory=list)
+    language: str = "en"
+
+
+class Summarizer:
+    """Summarize every ``every`` dialogue turns and at the end of each session."""
 
     def __init__(self, every: int = 8, session_gap: float | str = "3h", min_items: int = 2, tag_events: bool = True,
                  enabled: bool = True):
@@ -48,43 +76,44 @@ class Summariser:
         return bool(self.times_) and now - self.times_[-1] > self.gap_
 
     def add(self, item: Item, now: float) -> bool:
-        """Queue an item; True when ``every`` dialogue turns are waiting (time to summarise)."""
+        """Queue an item; True when ``every`` dialogue turns are waiting (time to summarize)."""
         if not self.enabled:
             return False
         self.pending_.append(item)
         self.times_.append(now)
         return sum(1 for i in self.pending_ if i.kind in ("say", "reply")) >= self.every
 
-    def flush(self, memory) -> list[str]:
-        """Summarise what is waiting (nothing if nothing is); returns the summarised step ids."""
+    def flush(self, memory: SummaryMemory, llm: LLM, perceive: Perceive, belief) -> Summarized:
+        """Summarize what is waiting (nothing if nothing is). ``belief`` is the belief rule
+        whose ``initial`` state each fact starts from."""
         items, times, self.pending_, self.times_ = self.pending_, self.times_, [], []
         if not items:
-            return []
+            return Summarized()
         when = dict(zip((i.step for i in items), times))
         steps = [i.step for i in items]
-        summary: Summary | None = memory.llm.summarize(items)
+        out = Summarized(steps, language=items[0].language)
+        summary: Summary | None = llm.summarize(items)
         if summary is None:
             memory.emit("summarize_failed", steps=steps)
-            return steps
+            return out
         language = items[0].language
         sid = None
         if len(items) >= self.min_items:
             item = Item(summary.text, "summary", steps[-1], language, salience_of(items), tuple(steps))
-            sid = memory.remember(summary.text, "summary", tuple(steps), item=item)
+            sid = perceive(item, "summary", tuple(steps))
         memory.emit("summarized", id=sid, steps=steps, facts=len(summary.facts), events=len(summary.events))
         for fact in summary.facts:
             source = _named(steps, fact.turns)
-            score = _inherited(memory, source)
-            b, wp, wm = (float(x[0]) for x in memory.belief.initial(np.array([fact.belief])))
-            fid = memory.remember(fact.text, "fact", source, score=score, key=fact.key, value=fact.value,
-                                  belief=b, w_plus=wp, w_minus=wm, meta={"stated": max(when[s] for s in source)})
-            if memory.consolidator.enabled:
-                memory.new_facts.append(fid)
+            score = memory.attention_of_steps(source)
+            b, wp, wm = (float(x[0]) for x in belief.initial(np.array([fact.belief])))
+            out.facts.append(memory.remember(fact.text, "fact", source, score=score, key=fact.key, value=fact.value,
+                                             belief=b, w_plus=wp, w_minus=wm,
+                                             meta={"stated": max(when[s] for s in source)}))
         for tag in summary.events if self.tag_events else ():
             source = _named(steps, tag.turns)
-            memory.events.tag(memory, tag, source, language, salience_of([i for i in items if i.step in source]),
-                              at=max(when[s] for s in source))
-        return steps
+            out.tags.append(TagToFile(tag, source, salience_of([i for i in items if i.step in source]),
+                                      max(when[s] for s in source)))
+        return out
 
 
 def salience_of(items: list[Item]) -> Hints:
@@ -105,11 +134,3 @@ def _named(steps: list[str], turns: tuple[int, ...]) -> tuple[str, ...]:
     """
     named = [steps[t - 1] for t in dict.fromkeys(turns) if 1 <= t <= len(steps)]
     return tuple(named or steps)
-
-
-def _inherited(memory, steps: tuple[str, ...]) -> float:
-    """The largest current attention among the memories of ``steps`` (0 if none is stored)."""
-    ids = np.array([memory.store.by_step[s] for s in steps if s in memory.store.by_step], dtype=np.int64)
-    if not len(ids):
-        return 0.0
-    return float(np.max(memory.attention.total(memory.store, ids, memory.now)))

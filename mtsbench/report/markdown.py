@@ -24,9 +24,24 @@ def table(frame: pd.DataFrame, columns: list[str]) -> str:
 
 
 def failures(frame: pd.DataFrame) -> pd.DataFrame:
-    """The expectation rows that failed."""
-    checks = frame[frame["check"] != "probe"]
+    """The expectation rows that failed (an unsupported one, ``passed`` empty, did not)."""
+    checks = frame[(frame["check"] != "probe") & frame["passed"].notna()]
     return checks[~checks["passed"].astype(bool)]
+
+
+def passed_line(frame: pd.DataFrame) -> str:
+    """'P of N expectations passed' (N: those the system could be judged on), and how many
+    it has no state for.
+
+    >>> passed_line(pd.DataFrame({"check": ["probe", "belief", "recall", "tier"],
+    ...                           "passed": [None, True, False, None]}))
+    '1 of 2 expectations passed (1 unsupported)'
+    """
+    expectations = frame[frame["check"] != "probe"]
+    judged = expectations[expectations["passed"].notna()]
+    unsupported = len(expectations) - len(judged)
+    text = f"{int(judged['passed'].astype(bool).sum())} of {len(judged)} expectations passed"
+    return text + (f" ({unsupported} unsupported)" if unsupported else "")
 
 
 def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[str] | None = None) -> Path:
@@ -40,7 +55,9 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     choices = summary.get("choices") or {}
     lines = [
         "# mtsbench run report", "",
-        f"{overall['passed']} of {overall['checks']} expectations passed; mean recall@k "
+        f"{overall['passed']} of {overall['checks']} expectations passed"
+        + (f" ({overall['unsupported']} unsupported: the system has no such state)" if overall.get("unsupported") else "")
+        + f"; mean recall@k "
         f"{overall['recall']}; {overall['scored']} memories scored per probe; "
         f"{overall['llm_calls']} LLM calls, {overall['tokens']} tokens.", "",
     ]
@@ -54,7 +71,7 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     if processes:
         per_process = pd.DataFrame([{"process": name, **totals} for name, totals in sorted(processes.items())])
         lines += ["## Background processes", "",
-                  "Summarisation, consolidation and inference, metered apart from the steps' own cost.", "",
+                  "Summarization, consolidation and inference, metered apart from the steps' own cost.", "",
                   table(per_process, ["process", "runs", "calls", "tokens", "failures", "scored", "arousal_scored"]),
                   ""]
     probes = frame[frame["check"] == "probe"]

@@ -1,0 +1,257 @@
+"""``Memory``: one facade over the store, the tier indexes, dual attention, tiering,
+retrieval, regional arousal and the trace.
+
+Everything that changes memory goes through it — ``remember`` / ``rewrite`` / ``drop``,
+``recall`` (a use: boost, arouse the field, promote), ``rebalance`` — and every change is
+appended to ``trace`` as one event dict stamped with the simulated time ``now``. It holds
+the cost counters: ``arousal_cost`` (arousal's neighbour searches during the current
+step) and ``processes`` (the background processes' own cost, metered apart from steps).
+
+It knows no LLM and no labeller: a memory arrives with its score (``processes.labelling``
+scores it first). Per step it touches only what the step needs: the tiers a search
+reaches, the neighbours arousal finds, the memories it recalls; demotion by decay happens
+only at ``rebalance``, which looks only at the memories written since the last one or whose
+decay is due (``memory.tiering``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..embed import Embedder
+from ..llm.base import Fact
+from ..mechanisms.arousal import Arousal
+from ..mechanisms.depth import DepthPolicy
+from ..mechanisms.tiers import TierPolicy
+from ..processes.meter import ProcessCosts
+from ..units import HOUR
+from .attention import DualAttention
+from .index import TierIndexes
+from .retrieval import Retrieval, SearchCost, TieredSearch, rank
+from .store import MemoryStore
+from .tiering import Tiering
+
+
+class Memory:
+    """The memory of one agent: store, tier indexes, attention, tiers, search and trace."""
+
+    def __init__(self, embedder: Embedder, attention: DualAttention, retriever: TieredSearch, tiers: TierPolicy,
+                 depth: DepthPolicy, arousal: Arousal, index: dict | None = None, incremental_rebalance: bool = True):
+        self.embedder = embedder
+        self.attention = attention
+        self.retriever = retriever
+        self.tiers = tiers
+        self.depth = depth
+        self.arousal = arousal
+        self.store = MemoryStore(dim=embedder.dim)
+        self.index = TierIndexes(embedder.dim, tiers.n_tiers, **(index or {}))
+        self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
+        self.processes = ProcessCosts()
+        self.arousal_cost = SearchCost()
+        self.trace: list[dict] = []
+        self.now = 0.0
+
+    def emit(self, event: str, **fields) -> None:
+        """Append one event to the trace, stamped with the simulated time."""
+        self.trace.append({"t": round(self.now, 3), "event": event, **fields})
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embedder.embed([text])[0]
+
+    # -- reading ---------------------------------------------------------------------------
+    def text(self, i: int) -> str:
+        return self.store.text[i]
+
+    def provenance(self, i: int) -> tuple[str, ...]:
+        return self.store.provenance[i]
+
+    def alive(self, i: int) -> bool:
+        return bool(self.store.alive[i])
+
+    def kind(self, i: int) -> str:
+        return self.store.kind_of(i)
+
+    def key(self, i: int) -> str | None:
+        return self.store.key[i]
+
+    def meta(self, i: int) -> dict:
+        """Memory ``i``'s free-form record (mutable: a process may note in it)."""
+        return self.store.meta[i]
+
+    def created(self, i: int) -> float:
+        return float(self.store.created[i])
+
+    def vector(self, i: int) -> np.ndarray:
+        return self.store.vectors[i]
+
+    def fact(self, i: int) -> Fact:
+        """The stored fact ``i`` as the LLM sees it (key, value, text, current belief)."""
+        s = self.store
+        return Fact(s.key[i], s.value[i], s.text[i], round(float(s.belief[i]), 4))
+
+    def belief(self, i: int) -> float:
+        return float(self.store.belief[i])
+
+    def with_key(self, key: str | None) -> list[int]:
+        """Ids of the live memories with this key (an exact index: no scan)."""
+        return list(self.store.by_key.get(key, []))
+
+    def of_step(self, step: str) -> int | None:
+        """The memory a turn or perception step created, if it did."""
+        return self.store.by_step.get(step)
+
+    def attention_of(self, ids: np.ndarray) -> np.ndarray:
+        """Current total attention of ``ids``."""
+        return self.attention.total(self.store, np.asarray(ids, dtype=np.int64), self.now)
+
+    def attention_of_steps(self, steps: tuple[str, ...]) -> float:
+        """The largest current attention among the memories of ``steps`` (0 if none is stored)."""
+        ids = np.array([self.store.by_step[s] for s in steps if s in self.store.by_step], dtype=np.int64)
+        return float(np.max(self.attention_of(ids))) if len(ids) else 0.0
+
+    # -- searching and recalling -------------------------------------------------------------
+    def search(self, vector: np.ndarray, k: int, motivation: float, rank_to: int = 0) -> Retrieval:
+        """Search the tiers at this motivation; ``rank_to`` ranks that deep for reporting only."""
+        found = self.retriever.search(self.store, self.attention, self.index, self.depth, vector, k,
+                                      motivation, self.now, rank_to=rank_to)
+        self.processes.add_search(scored=found.cost.scored, index_queries=found.cost.index_queries)
+        return found
+
+    def recall(self, ids: np.ndarray, why: str) -> None:
+        """Recalled memories are used: boost them, arouse their field, promote at once."""
+        if len(ids) == 0:
+            return
+        ids = np.unique(ids)
+        self.attention.recall(self.store, ids, self.now)
+        self.emit("recalled", ids=[int(i) for i in ids], why=why)
+        aroused = self.arouse(ids)
+        self._promote(np.union1d(ids, aroused))
+
+    def arouse(self, sources: np.ndarray) -> np.ndarray:
+        """Raise the short-term attention of each source's neighbours, in every tier.
+
+        Each tier answers all the sources in one batched query; each source then keeps its
+        ``neighbors`` most similar candidates (itself excluded) over all tiers, and gains
+        ``arousal.amounts`` of their similarities. Returns the aroused ids.
+        """
+        n = self.arousal.neighbors
+        if n <= 0:
+            return np.zeros(0, dtype=np.int64)
+        queries = self.store.vectors[sources]
+        ids, sims = [], []
+        cost = SearchCost()
+        for tier in range(self.index.n_tiers):
+            t_ids, t_sims, scored = self.index.query_many(tier, queries, n + 1)
+            cost.scored += scored * len(sources)
+            cost.index_queries += len(sources)
+            ids.append(np.broadcast_to(t_ids, t_sims.shape) if t_ids.ndim == 1 else t_ids)
+            sims.append(t_sims)
+        ids, sims = np.concatenate(ids, axis=1), np.concatenate(sims, axis=1)
+        targets, amounts = [], []
+        for row, src in enumerate(sources):
+            keep = ids[row] != src
+            s_ids, s_sims = ids[row][keep], sims[row][keep]
+            order = rank(s_sims, n)
+            gain = self.arousal.amounts(s_sims[order])
+            hit = gain > 0
+            targets.append(s_ids[order][hit])
+            amounts.append(gain[hit])
+        if self.processes.active is None:
+            self.arousal_cost.scored += cost.scored
+            self.arousal_cost.index_queries += cost.index_queries
+            self.arousal_cost.tiers_searched = self.index.n_tiers
+        else:
+            self.processes.add_search(arousal_scored=cost.scored)
+        targets, amounts = np.concatenate(targets), np.concatenate(amounts)
+        if not len(targets):
+            return targets
+        uniq, total = self.attention.arouse(self.store, targets, amounts, self.now)
+        self.emit("aroused", ids=[int(i) for i in uniq], amounts=[round(float(a), 4) for a in total])
+        return uniq
+
+    # -- writing -----------------------------------------------------------------------------
+    def remember(self, text: str, kind: str, provenance: tuple[str, ...], *, score: float | None,
+                 vector: np.ndarray | None = None, meta: dict | None = None, w_plus: float | None = None,
+                 w_minus: float | None = None, **fact) -> int:
+        """Store a memory with attention ``score`` (None: its labelling failed, so it is never
+        attended to), place it in its tier and index it; returns its id. ``fact`` holds key,
+        value and belief of facts and conjectures (``w_plus``/``w_minus``: NARS evidence)."""
+        vector = self.embed(text) if vector is None else vector
+        i = self.store.add(text, kind, created=self.now, provenance=provenance, vector=vector, meta=meta, **fact)
+        if w_plus is not None:
+            self.store.w_plus[i], self.store.w_minus[i] = w_plus, w_minus
+        ids = np.array([i])
+        if score is None:
+            self.store.meta[i]["unlabelled"] = True
+            self.emit("label_failed", id=i, step=provenance[-1] if provenance else None)
+        self.attention.label(self.store, ids, np.array([score or 0.0]), self.now)
+        tier = int(self.tiering.targets(self.store, ids, self.now, full=False)[0])
+        self.store.tier[i] = tier
+        self.index.add(tier, ids, vector[None, :])
+        self.emit("created", id=i, kind=kind, steps=list(provenance), tier=tier)
+        self._spill(tier)
+        return i
+
+    def rewrite(self, i: int, text: str, provenance: tuple[str, ...], reembed: bool = True) -> None:
+        """New text (re-embedded and re-indexed unless ``reembed`` is False) and provenance."""
+        vector = self.embed(text) if reembed else self.store.vectors[i]
+        self.store.rewrite(i, text, vector, provenance)
+        if reembed:
+            self.index.update(int(self.store.tier[i]), i, vector)
+
+    def drop(self, i: int) -> None:
+        """Memory ``i`` dies (merged away, or lost to a newer fact): out of every index."""
+        self.store.kill(i)
+        self.index.remove(int(self.store.tier[i]), i)
+        self.emit("dropped", id=i)
+
+    def move_belief(self, i: int, rule, estimate: float) -> None:
+        """Move fact ``i``'s belief toward ``estimate`` by the ``belief`` rule (``update``)."""
+        s = self.store
+        b, wp, wm = rule.update(s.belief[i:i + 1], s.w_plus[i:i + 1], s.w_minus[i:i + 1], np.array([estimate]))
+        s.belief[i], s.w_plus[i], s.w_minus[i] = float(b[0]), float(wp[0]), float(wm[0])
+
+    def weaken(self, i: int, keep: float) -> None:
+        """Memory ``i`` keeps the share ``keep`` of its attention (a lost contradiction)."""
+        self.attention.weaken(self.store, np.array([i]), np.array([keep]), self.now)
+
+    # -- tiers -------------------------------------------------------------------------------
+    def _move(self, ids: np.ndarray, new: np.ndarray, why: str) -> None:
+        old = self.store.tier[ids]
+        changed = new != old
+        if not changed.any():
+            return
+        ids, old, new = ids[changed], old[changed], new[changed]
+        self.index.move(ids, old, new, self.store.vectors[ids])
+        self.store.tier[ids] = new
+        self.emit("moved", ids=[int(i) for i in ids], to=[int(t) for t in new], why=why)
+
+    def _promote(self, ids: np.ndarray) -> None:
+        """Recall or arousal lifted these: move each up at once if its policy says so."""
+        ids = ids[self.store.alive[ids]]
+        target = self.tiering.targets(self.store, ids, self.now, full=False)
+        up = target < self.store.tier[ids]
+        self._move(ids[up], target[up], "promoted")
+
+    def _spill(self, tier: int) -> None:
+        """A FIFO top tier (``TierPolicy.fifo`` set) over its size hands its oldest members
+        to the policy's ``overflow``."""
+        size = self.tiers.fifo
+        if size is None or tier != 0 or self.index.tiers[0].size <= size:
+            return
+        members = np.sort(self.index.tiers[0].members())     # ids grow with arrival time
+        out = members[: len(members) - size]
+        s = self.store
+        target = self.tiers.overflow(self.attention.total(s, out, self.now), s.recalls[out], s.parts[out],
+                                     (self.now - s.long_t[out]) / HOUR)
+        self._move(out, target, "spilled")
+
+    def rebalance(self) -> None:
+        """Re-tier the memories that can have moved (demotion by decay happens only here):
+        every live memory for a full pass or, incrementally, only those written since the
+        last pass or whose decay is due (``Tiering.to_check``); same tiers either way."""
+        ids = self.tiering.to_check(self.store, self.now)
+        if len(ids):
+            self._move(ids, self.tiering.targets(self.store, ids, self.now, full=True), "rebalance")
+            self.tiering.schedule(self.store, ids, self.now)
+        self.emit("rebalanced", sizes=self.index.sizes())

@@ -1,0 +1,198 @@
+"""The ``MemorySystem`` protocol: what a scenario drives, and what it gets back.
+
+The runner builds one system per scenario (``hydra.utils.instantiate(cfg.system)``), calls
+``start(context)`` and then, step by step on the simulated clock:
+
+- ``observe(Observation)`` for say / reply / perceive: the system takes the item in;
+- ``retrieve(Query)`` for a probe: the system ranks memories for ``query.text`` at
+  ``query.motivation`` and *uses* its first ``query.k`` (what "use" does is the system's
+  business: the seed design recalls them). ``query.depth`` (>= k) is how deep the ranking
+  is reported, for evaluation only: it must not change what the system does;
+- ``idle(Idle)``: nothing is said for ``duration`` seconds;
+- ``tick(Tick)``: a ``check`` step; only time passes;
+- ``read(query)`` after a check step: a state value for an expectation (a check of
+  ``mtsbench.scenario.model`` or ``EventOf``), or ``UNSUPPORTED`` when the system has no
+  such state — reported as unsupported, never as a failure;
+- ``finish()`` when the scenario is over (flush what waits).
+
+Every call but ``read`` returns an ``Outcome`` with the step's own ``Cost``. The system
+never sees a scenario's expectations: the runner hands it the inputs only, and judging is
+the evaluator's (``mtsbench.evaluate``), from the saved results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from ..scenario.model import Hints
+
+
+class _Unsupported:
+    """The answer of ``read`` for a state the system does not have."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSUPPORTED"
+
+    def __reduce__(self):
+        return (_Unsupported, ())
+
+
+UNSUPPORTED = _Unsupported()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a system knows of the scenario it is about to run: its id, language, start, and
+    the texts of its steps in order (``texts``: inputs only, so that an embedder may encode
+    them in batches up front; never the expectations)."""
+
+    scenario: str
+    language: str = "en"
+    start: datetime = datetime(2026, 1, 1)
+    texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Observation:
+    """An item of the perception stream: ``kind`` is say, reply or perceive. ``hints`` is
+    what a perfect LLM would output for it (read by the mock LLM only)."""
+
+    step: str
+    at: float
+    kind: str
+    text: str
+    hints: Hints = Hints()
+
+
+@dataclass(frozen=True)
+class Query:
+    """A probe: use the top ``k`` memories for ``text``; report the ranking ``depth`` deep."""
+
+    step: str
+    at: float
+    text: str
+    k: int = 5
+    motivation: float = 0.5
+    depth: int = 5
+
+
+@dataclass(frozen=True)
+class Idle:
+    step: str
+    at: float
+    duration: float
+
+
+@dataclass(frozen=True)
+class Tick:
+    step: str
+    at: float
+
+
+@dataclass(frozen=True)
+class EventOf:
+    """Read the provenance of the first event memory that contains ``step`` (None if none)."""
+
+    step: str
+
+
+@dataclass
+class Cost:
+    """What one step cost the system itself (background processes are reported apart).
+
+    ``scored``: memories scored by the step's searches; ``tiers_searched``: the deepest tier
+    reached; ``index_queries``: index queries; ``arousal_scored``: memories scored by the
+    neighbour searches of regional arousal; then the LLM's calls, tokens, retries and
+    failures; ``latency_ms``: wall clock.
+    """
+
+    scored: int = 0
+    tiers_searched: int = 0
+    index_queries: int = 0
+    arousal_scored: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_retries: int = 0
+    llm_failures: int = 0
+    latency_ms: float = 0.0
+
+
+@dataclass
+class Ranking:
+    """A probe's ranking, best first, ``depth`` deep at most: memory ids, their scores, the
+    steps each memory stands for (provenance) and each one's text length in tokens. The
+    first ``used`` of them are the memories the probe used (its context: at most k, or
+    what the system's own context size allows); None means min(k, len(ids))."""
+
+    ids: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    provenance: list[tuple[str, ...]] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    used: int | None = None
+
+
+@dataclass
+class Outcome:
+    """What a step returned: the memory an observation created and its attention score
+    (None when the system rates nothing or the rating failed), a probe's ``ranking``, the
+    steps whose summarization finished during the step (``summarized``), and the cost."""
+
+    cost: Cost = field(default_factory=Cost)
+    memory: int | None = None
+    score: float | None = None
+    ranking: Ranking | None = None
+    summarized: tuple[str, ...] = ()
+
+
+@dataclass
+class Totals:
+    """A scenario's totals: LLM use (``calls, tokens, prompt_tokens, completion_tokens,
+    retries, failures`` and ``by_task``), background processes' cost (``processes``), the
+    number of memories held and the trace (a list of event dicts)."""
+
+    llm: dict = field(default_factory=dict)
+    processes: dict = field(default_factory=dict)
+    memories: int = 0
+    trace: list = field(default_factory=list)
+
+
+@runtime_checkable
+class MemorySystem(Protocol):
+    """A memory system under test (see the module docstring for the call order)."""
+
+    def start(self, context: Context) -> None: ...
+
+    def observe(self, item: Observation) -> Outcome: ...
+
+    def retrieve(self, query: Query) -> Outcome: ...
+
+    def idle(self, idle: Idle) -> Outcome: ...
+
+    def tick(self, tick: Tick) -> Outcome: ...
+
+    def finish(self) -> Outcome: ...
+
+    def read(self, query) -> object: ...
+
+    def waiting(self) -> frozenset[str]:
+        """Observed steps whose summarization is still to come (empty for a system that
+        does not summarize): an event expectation on them is judged later."""
+        ...
+
+    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
+        """(step, long, short, tier) of the memory of each step that has one, for the
+        attention timelines; [] for a system without attention."""
+        ...
+
+    def totals(self) -> Totals: ...

@@ -1,0 +1,118 @@
+"""``system=mts``: the seed design (DESIGN §1) as a ``MemorySystem``.
+
+Its parts are the run's mechanism groups and process nodes (``configs/system/mts.yaml``
+names them by interpolation: ``attention: ${attention}``, ...). ``start`` builds a fresh
+``Memory`` and ``MemoryAgent`` from them for each scenario (and pre-loads the store when
+``preload.memories`` > 0); the protocol's steps go to the agent; ``read`` answers every
+check from memory's state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from ..agent import MemoryAgent
+from ..memory.memory import Memory
+from ..preload import PreloadSpec, preload
+from ..processes.events import EventTracker
+from ..scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
+from .base import UNSUPPORTED, Context, EventOf, Idle, Observation, Outcome, Query, Tick, Totals
+
+
+class MtsSystem:
+    """The seed design, built per scenario from its config nodes (kept as given)."""
+
+    def __init__(self, embedder, llm, dual, long_decay, short_decay, attention, retrieval, tiers, depth, arousal,
+                 events, belief, accumulate, conflict, summarize, consolidation, inference, index=None, agent=None,
+                 preload=None):
+        self.embedder, self.llm, self.dual = embedder, llm, dual
+        self.long_decay, self.short_decay, self.attention = long_decay, short_decay, attention
+        self.retrieval, self.tiers, self.depth, self.arousal = retrieval, tiers, depth, arousal
+        self.events, self.belief, self.accumulate, self.conflict = events, belief, accumulate, conflict
+        self.summarize, self.consolidation, self.inference = summarize, consolidation, inference
+        self.index, self.agent, self.preload = index, agent, preload
+
+    def start(self, context: Context) -> None:
+        attention = instantiate(self.dual, long_decay=instantiate(self.long_decay),
+                                short_decay=instantiate(self.short_decay))
+        retriever = instantiate(self.retrieval)
+        agent = self.agent or {}
+        self.memory_ = Memory(instantiate(self.embedder), attention, retriever, instantiate(self.tiers),
+                              instantiate(self.depth), instantiate(self.arousal),
+                              index=_plain(self.index), incremental_rebalance=agent.get("incremental_rebalance", True))
+        start = context.start
+        self.events_ = EventTracker(instantiate(self.events))
+        self.agent_ = MemoryAgent(self.memory_, instantiate(self.llm), instantiate(self.attention),
+                                  instantiate(self.summarize), instantiate(self.consolidation),
+                                  instantiate(self.inference), self.events_, instantiate(self.belief),
+                                  instantiate(self.accumulate), instantiate(self.conflict),
+                                  rebalance_every=agent.get("rebalance_every", 20), language=context.language,
+                                  day_offset=start.hour * 3600 + start.minute * 60 + start.second,
+                                  context=retriever.context)
+        preload(self.memory_, PreloadSpec.from_config(self.preload), context.language)
+        self.memory_.embedder.warm([t for t in context.texts if t])
+
+    def observe(self, item: Observation) -> Outcome:
+        return self.agent_.observe(item)
+
+    def retrieve(self, query: Query) -> Outcome:
+        return self.agent_.retrieve(query)
+
+    def idle(self, idle: Idle) -> Outcome:
+        return self.agent_.idle(idle)
+
+    def tick(self, tick: Tick) -> Outcome:
+        return self.agent_.tick(tick)
+
+    def finish(self) -> Outcome:
+        return self.agent_.finish()
+
+    def waiting(self) -> frozenset[str]:
+        return frozenset(i.step for i in self.agent_.summarizer.pending_)
+
+    def read(self, query) -> object:
+        """The state a check reads (see ``mtsbench.evaluate`` for how it is judged)."""
+        m = self.memory_
+        store = m.store
+        if isinstance(query, BeliefCheck):
+            ids = [i for i in store.by_key.get(query.key, []) if store.alive[i] and store.kind_of(i) == "fact"
+                   and (query.value is None or store.value[i] == query.value)]
+            return max((float(store.belief[i]) for i in ids), default=None)
+        if isinstance(query, ConjectureCheck):
+            return any(store.alive[i] and store.kind_of(i) == "conjecture" for i in store.by_key.get(query.key, []))
+        if isinstance(query, StepAttentionCheck):
+            i = store.by_step.get(query.step)
+            return None if i is None else float(m.attention.total(store, np.array([i]), m.now)[0])
+        if isinstance(query, TierCheck):
+            i = store.by_step.get(query.step)
+            return None if i is None else int(store.tier[i])
+        if isinstance(query, EventCountCheck):
+            return self.events_.count(m, query.category)
+        if isinstance(query, EventOf):
+            found = self.events_.containing(m, query.step)
+            return list(store.provenance[found[0]]) if found else None
+        return UNSUPPORTED
+
+    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
+        m = self.memory_
+        found = [(s, m.store.by_step.get(s)) for s in steps]
+        found = [(s, i) for s, i in found if i is not None]
+        if not found:
+            return []
+        ids = np.array([i for _, i in found], dtype=np.int64)
+        long, short = m.attention.parts(m.store, ids, m.now)
+        return [(s, float(lo), float(sh), int(m.store.tier[i])) for (s, i), lo, sh in zip(found, long, short)]
+
+    def totals(self) -> Totals:
+        meter = self.agent_.llm.meter
+        return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.memory_.processes.totals,
+                      memories=self.memory_.store.size, trace=self.memory_.trace)
+
+
+def _plain(node):
+    """A config node as plain containers (None stays None)."""
+    if node is None or isinstance(node, dict):
+        return node
+    return OmegaConf.to_container(node, resolve=True)

@@ -1,0 +1,97 @@
+"""Metrics from saved results: results.parquet holds what the system returned, and
+``mtsbench evaluate`` recomputes every metric from it and the scenarios alone."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mtsbench.results import FILE, load
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIOS = REPO / "scenarios"
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished run of three bundled scenarios (probes, checks, events) and a generated one."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("run") / "job"
+    exe = Path(sys.executable).parent / "mtsbench"
+    r = subprocess.run([str(exe), "run", "scenarios=[milk_allergy,disneyland_twice,cold_then_fever_zh]",
+                        "generate.days=2", "generate.turns_per_day=12", "generate.needles=3",
+                        "generate.probe_min_days=1", "generate.probe_max_days=1", f"hydra.run.dir={out}"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_evaluate_regenerates_metrics_and_summary_exactly(cli, finished, tmp_path):
+    run = tmp_path / "copy"
+    run.mkdir()
+    for name in (FILE, "metrics.csv", "summary.json", "trace.jsonl", "timelines.csv"):
+        (run / name).write_bytes((finished / name).read_bytes())
+    if (finished / "generated").exists():      # the generated scenario's path is kept relative to the run
+        (run / "generated").mkdir()
+        for f in (finished / "generated").iterdir():
+            (run / "generated" / f.name).write_bytes(f.read_bytes())
+    (run / "metrics.csv").unlink()
+    (run / "summary.json").unlink()
+    r = cli("evaluate", run)
+    assert r.returncode == 0, r.stderr
+    assert (run / "metrics.csv").read_bytes() == (finished / "metrics.csv").read_bytes()
+    assert (run / "summary.json").read_bytes() == (finished / "summary.json").read_bytes()
+    assert (run / "report.md").exists()
+
+
+def test_results_hold_rankings_with_provenance_tokens_and_state_values(finished):
+    records, meta = load(finished / FILE)
+    assert list(records["seq"]) == list(range(len(records)))
+    probes = records[records["record"] == "probe"]
+    assert len(probes) > 0
+    for rec in probes.itertuples():
+        n = len(rec.ranked_ids)
+        assert n == len(rec.ranked_scores) == len(rec.ranked_provenance) == len(rec.ranked_tokens)
+        assert n <= 50 and rec.used <= n and all(t > 0 for t in rec.ranked_tokens)
+        assert list(rec.ranked_scores) == sorted(rec.ranked_scores, reverse=True)
+    checks = records[records["record"] == "check"]
+    assert len(checks) > 0 and not checks["unsupported"].any()
+    assert {type(json.loads(v)) for v in checks["value"]} <= {float, int, bool, type(None), list}
+    assert set(meta["scenarios"]) >= {"milk_allergy", "disneyland_twice", "cold_then_fever_zh"}
+    assert meta["config"]["evaluation"]["recall_at"] == [5, 10, 25, 50]
+    # every observed step has its record, with the labelled score
+    observed = records[records["record"] == "observe"]
+    assert observed["score"].notna().all()
+
+
+def test_a_new_metric_needs_no_rerun(finished):
+    """What a researcher does: compute their own metric from the saved rankings."""
+    records, _ = load(finished / FILE)
+    probes = records[records["record"] == "probe"]
+    context_tokens = probes["ranked_tokens"].map(lambda t: int(sum(t[:5])))
+    assert (context_tokens > 0).all()
+
+
+def test_evaluate_refuses_a_folder_without_results_in_one_line(cli, tmp_path):
+    r = cli("evaluate", tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "results.parquet" in r.stderr
+
+
+def test_bm25_runs_every_bundled_scenario_with_unsupported_state(cli, tmp_path):
+    out = tmp_path / "bm25"
+    r = cli("run", "system=bm25", f"hydra.run.dir={out}")
+    assert r.returncode == 0, r.stderr
+    assert "unsupported" in r.stdout
+    whole = json.loads((out / "summary.json").read_text())
+    summary = whole["overall"]
+    assert whole["choices"]["system"] == "bm25"
+    assert summary["unsupported"] > 0 and summary["checks"] + summary["unsupported"] == 58
+    metrics = pd.read_csv(out / "metrics.csv")
+    unsupported = metrics[metrics["value"] == "unsupported"]
+    assert len(unsupported) == summary["unsupported"] and unsupported["passed"].isna().all()
+    assert summary["recall"] is not None and summary["scored"] > 0
