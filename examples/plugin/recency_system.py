@@ -1,0 +1,75 @@
+"""A memory system of your own, plugged into mtsbench: one class, one YAML file.
+
+``RecencySystem`` remembers every observed item and answers a probe with the most recent
+memories, newest first, whatever is asked; a memory's score is minus its age in hours.
+It has no attention, tiers or beliefs, so every state check reads as unsupported.
+``configs/system/recency.yaml`` names it with ``_target_: recency_system.RecencySystem``
+(see README.md for the command line).
+"""
+
+from __future__ import annotations
+
+from mtsbench.llm.base import estimate_tokens
+from mtsbench.systems.base import (UNSUPPORTED, Context, Cost, Idle, Observation, Outcome, Query, Ranking, Tick,
+                                   Totals)
+
+
+class RecencySystem:
+    """The newest ``query.depth`` memories, newest first, score = -(age in hours).
+
+    >>> s = RecencySystem()
+    >>> s.start(Context("demo"))
+    >>> for i, text in enumerate(["milk", "tea", "coffee"]):
+    ...     _ = s.observe(Observation(f"s{i}", 3600.0 * i, "say", text))
+    >>> r = s.retrieve(Query("p", 7200.0, "what do I drink?", depth=2)).ranking
+    >>> r.ids, r.scores, r.provenance
+    ([2, 1], [0.0, -1.0], [('s2',), ('s1',)])
+    """
+
+    def __init__(self, limit: int | None = None):
+        self.limit = limit                   # forget all but the newest `limit` memories (None: keep all)
+
+    def start(self, context: Context) -> None:
+        self.memories_: list[tuple[float, str, str]] = []   # (time, step, text); the id is the index
+        self.trace_: list[dict] = []
+
+    def observe(self, item: Observation) -> Outcome:
+        self.memories_.append((item.at, item.step, item.text))
+        i = len(self.memories_) - 1
+        self.trace_.append({"t": item.at, "event": "created", "id": i, "kind": "turn", "steps": [item.step]})
+        return Outcome(memory=i)
+
+    def retrieve(self, query: Query) -> Outcome:
+        """Rank without reading the query: only the ``limit`` newest memories are held."""
+        ids = list(reversed(self._held()))[: query.depth]
+        ranking = Ranking(ids=ids, scores=[(self.memories_[i][0] - query.at) / 3600.0 for i in ids],
+                          provenance=[(self.memories_[i][1],) for i in ids],
+                          tokens=[estimate_tokens(self.memories_[i][2]) for i in ids])
+        return Outcome(cost=Cost(scored=len(ids), tiers_searched=1, index_queries=1), ranking=ranking)
+
+    def idle(self, idle: Idle) -> Outcome:
+        return Outcome()
+
+    def tick(self, tick: Tick) -> Outcome:
+        return Outcome()
+
+    def finish(self) -> Outcome:
+        return Outcome()
+
+    def read(self, query) -> object:
+        return UNSUPPORTED                   # no belief, conjecture, attention, tier or event state
+
+    def waiting(self) -> frozenset[str]:
+        return frozenset()                   # nothing is summarized later
+
+    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
+        return []                            # no attention timelines
+
+    def totals(self) -> Totals:
+        llm = {"calls": 0, "tokens": 0, "prompt_tokens": 0, "completion_tokens": 0, "retries": 0, "failures": 0,
+               "by_task": {}}
+        return Totals(llm=llm, memories=len(self._held()), trace=list(self.trace_))
+
+    def _held(self) -> range:
+        n = len(self.memories_)
+        return range(max(0, n - self.limit) if self.limit else 0, n)

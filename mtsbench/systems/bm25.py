@@ -1,0 +1,197 @@
+"""``system=bm25``: a plain lexical memory ranked by BM25, the seam's second system.
+
+Every observed item (say, reply, perceive) is one memory, whose provenance is its step;
+there is no attention, no tiering, no LLM and no background process. A probe scores its
+text against every memory with BM25 (the Lucene variant by default, as computed by the
+library ``bm25s``)::
+
+    score(q, d) = sum over the tokens t of q (with repetition) of
+                  idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
+    idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+with N the number of memories, df(t) the number holding token t, |d| a memory's length
+in tokens and avgdl the mean length (Lucene drops the classic ``(k1 + 1)`` factor of the
+numerator, which changes no ranking). ``method`` picks another variant of ``bm25s``
+(robertson, atire, bm25l, bm25+).
+
+Why ``bm25s`` (https://github.com/xhluca/bm25s) and not ``rank-bm25``: rank-bm25's last
+release was in 2022 and it rescores from the raw corpus; bm25s is maintained and
+precomputes every (token, document) score into a sparse CSC matrix (numpy, or scipy when
+installed), so a query is a few vectorised column sums. Either way an index is built from
+a whole corpus; here it is rebuilt lazily, at a probe, only if memories were added since
+the last one (``rebuilds_`` counts the builds).
+
+Tokens (:func:`tokenize`) suit English and Chinese alike, as the hashing embedder's do
+(``mtsbench.embed.hashing``): lower-cased words of Latin letters and digits, less its
+stop words; in a run of CJK characters each character (less the stop characters) and
+each pair of adjacent characters.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+
+import bm25s
+import numpy as np
+
+from ..embed.hashing import STOP_WORDS
+from ..llm.base import estimate_tokens
+from .base import UNSUPPORTED, Context, Cost, Idle, Observation, Outcome, Query, Ranking, Tick, Totals
+
+logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
+
+_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")    # the hashing embedder's word pattern
+_CJK = re.compile(r"[\u3400-\u9fff]")
+METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+LLM_KEYS = ("calls", "tokens", "prompt_tokens", "completion_tokens", "retries", "failures")
+
+
+def tokenize(text: str) -> list[str]:
+    """The BM25 tokens of ``text``, in order (see the module docstring).
+
+    >>> tokenize("I am allergic to MILK, 2 glasses")
+    ['allergic', 'milk', '2', 'glasses']
+    >>> tokenize("我对牛奶过敏")
+    ['对', '牛', '奶', '过', '敏', '我对', '对牛', '牛奶', '奶过', '过敏']
+    """
+    out: list[str] = []
+    for run in _TOKEN.findall(text.lower()):
+        if _CJK.match(run):
+            out += [c for c in run if c not in STOP_WORDS]
+            out += [a + b for a, b in zip(run, run[1:])]
+        elif run not in STOP_WORDS:
+            out.append(run)
+    return out
+
+
+class Bm25System:
+    """A lexical memory: one memory per observed item, ranked by BM25 (see the module).
+
+    ``retrieve`` scores every memory (``cost.scored`` = the store size, one index query,
+    one tier) and ranks those with a positive score, best first, ties by memory id (older
+    first), ``query.depth`` deep. Memories scoring 0 (with the default method: sharing no
+    token with the query) are left out rather than ranked by age, so that a chance hit is
+    never counted as recall; a query sharing nothing returns an empty ranking. An empty
+    store returns an empty ranking at no cost. ``read`` answers ``UNSUPPORTED`` to every
+    state check.
+
+    >>> from mtsbench.systems.base import Context, Observation, Query
+    >>> s = Bm25System()
+    >>> s.start(Context("demo"))
+    >>> texts = ["I drink milk every morning", "The cat sleeps", "Milk makes me sick"]
+    >>> [s.observe(Observation(f"s{i}", 60.0 * i, "say", t)).memory for i, t in enumerate(texts)]
+    [0, 1, 2]
+    >>> out = s.retrieve(Query("p", 600.0, "milk?", k=1, depth=5))
+    >>> out.ranking.ids, out.ranking.provenance, out.ranking.tokens
+    ([2, 0], [('s2',), ('s0',)], [5, 7])
+    >>> out.cost.scored, out.cost.index_queries, out.cost.tiers_searched
+    (3, 1, 1)
+    >>> s.retrieve(Query("q", 660.0, "weather")).ranking.ids
+    []
+    """
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene"):
+        self.k1 = k1
+        self.b = b
+        self.method = method
+
+    # -- the protocol ----------------------------------------------------------------
+    def start(self, context: Context) -> None:
+        """Empty the store for a new scenario (and check the parameters)."""
+        if self.method not in METHODS:
+            raise ValueError(f"bm25 method {self.method!r} is not one of {', '.join(METHODS)}")
+        if self.k1 < 0 or not 0 <= self.b <= 1:
+            raise ValueError(f"bm25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+        self.context_ = context
+        self.texts_: list[str] = []
+        self.tokens_: list[list[str]] = []
+        self.steps_: list[tuple[str, ...]] = []
+        self.sizes_: list[int] = []            # each memory's text length in tokens (estimate_tokens)
+        self.trace_: list[dict] = []
+        self.index_: bm25s.BM25 | None = None
+        self.indexed_ = 0                      # memories in the index (the index is stale if fewer)
+        self.rebuilds_ = 0
+
+    def observe(self, item: Observation) -> Outcome:
+        """Store the item as a new memory (ids 0, 1, ... in order); no score, no cost."""
+        started = time.perf_counter()
+        i = len(self.texts_)
+        self.texts_.append(item.text)
+        self.tokens_.append(tokenize(item.text))
+        self.steps_.append((item.step,))
+        self.sizes_.append(estimate_tokens(item.text))
+        self.trace_.append({"t": round(item.at, 3), "event": "created", "id": i, "kind": "turn",
+                            "steps": [item.step]})
+        return Outcome(cost=Cost(latency_ms=_ms(started)), memory=i)
+
+    def retrieve(self, query: Query) -> Outcome:
+        """Rank the memories for ``query.text`` (see the class docstring). Using the first
+        ``k`` changes nothing here, so ``k`` and ``motivation`` are ignored."""
+        started = time.perf_counter()
+        n = len(self.texts_)
+        if n == 0:
+            return Outcome(cost=Cost(latency_ms=_ms(started)), ranking=Ranking())
+        scores = self._scores(tokenize(query.text))
+        order = np.argsort(-scores, kind="stable")          # stable: ties keep id order
+        ids = [int(i) for i in order[: max(query.depth, 0)] if scores[i] > 0]
+        ranking = Ranking(ids=ids, scores=[float(scores[i]) for i in ids],
+                          provenance=[self.steps_[i] for i in ids], tokens=[self.sizes_[i] for i in ids])
+        self.trace_.append({"t": round(query.at, 3), "event": "retrieval", "step": query.step, "ids": ids,
+                            "scores": [round(s, 6) for s in ranking.scores], "scored": n})
+        cost = Cost(scored=n, tiers_searched=1, index_queries=1, latency_ms=_ms(started))
+        return Outcome(cost=cost, ranking=ranking)
+
+    def idle(self, idle: Idle) -> Outcome:
+        return Outcome()
+
+    def tick(self, tick: Tick) -> Outcome:
+        return Outcome()
+
+    def finish(self) -> Outcome:
+        return Outcome()
+
+    def read(self, query) -> object:
+        """No belief, conjecture, attention, tier or event state: always ``UNSUPPORTED``."""
+        return UNSUPPORTED
+
+    def waiting(self) -> frozenset[str]:
+        return frozenset()
+
+    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
+        return []
+
+    def totals(self) -> Totals:
+        llm = {key: 0 for key in LLM_KEYS} | {"by_task": {}}
+        return Totals(llm=llm, processes={}, memories=len(self.texts_), trace=list(self.trace_))
+
+    # -- the index -------------------------------------------------------------------
+    def _scores(self, query_tokens: list[str]) -> np.ndarray:
+        """BM25 score of every memory for ``query_tokens`` (rebuilding a stale index first)."""
+        n = len(self.texts_)
+        if self.indexed_ != n:
+            self._rebuild()
+        if self.index_ is None:                 # no memory holds any token: nothing matches
+            return np.zeros(n, dtype=np.float32)
+        return np.asarray(self.index_.get_scores_from_ids(self.index_.get_tokens_ids(query_tokens)))
+
+    def _rebuild(self) -> None:
+        """Index every memory (vocabulary in sorted order, so builds are reproducible)."""
+        vocab = {t: j for j, t in enumerate(sorted({t for doc in self.tokens_ for t in doc}))}
+        self.indexed_ = len(self.tokens_)
+        self.rebuilds_ += 1
+        if not vocab:
+            self.index_ = None
+            return
+        index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        index.index(([[vocab[t] for t in doc] for doc in self.tokens_], vocab),
+                    create_empty_token=False, show_progress=False)
+        self.index_ = index
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+__all__ = ["Bm25System", "tokenize", "METHODS"]

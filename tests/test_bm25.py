@@ -1,0 +1,175 @@
+"""``system=bm25``: BM25 scores computed by hand, ranking, cost, reads and the lazy index."""
+
+import math
+from collections import Counter
+
+import pytest
+from hydra.utils import instantiate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from omegaconf import OmegaConf
+
+from mtsbench.resources import CONFIG_DIR
+from mtsbench.scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
+from mtsbench.systems.base import (UNSUPPORTED, Context, EventOf, Idle, MemorySystem, Observation, Query, Ranking,
+                                   Tick)
+from mtsbench.systems.bm25 import Bm25System, tokenize
+
+K1, B = 1.5, 0.75
+TOY = ["milk tea", "Milk, milk coffee", "green tea leaves"]     # lengths 2, 3, 3 tokens
+
+
+def system(texts=(), **kw) -> Bm25System:
+    s = Bm25System(**kw)
+    s.start(Context("test"))
+    for i, text in enumerate(texts):
+        s.observe(Observation(f"s{i}", 60.0 * i, "say", text))
+    return s
+
+
+def ask(s, text, depth=5, k=5, at=3600.0):
+    return s.retrieve(Query("probe", at, text, k=k, depth=depth))
+
+
+def lucene(query_tokens, docs_tokens, k1=K1, b=B):
+    """Reference BM25 (Lucene variant) of every document, in float64."""
+    n = len(docs_tokens)
+    avgdl = sum(map(len, docs_tokens)) / n
+    df = Counter(t for doc in docs_tokens for t in set(doc))
+    out = []
+    for doc in docs_tokens:
+        tf = Counter(doc)
+        out.append(sum(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) * tf[t]
+                       / (tf[t] + k1 * (1 - b + b * len(doc) / avgdl)) for t in query_tokens if tf[t]))
+    return out
+
+
+def test_scores_match_bm25_by_hand():
+    # N = 3, avgdl = 8/3; "milk" is in d0 (tf 1, |d| 2) and d1 (tf 2, |d| 3): df 2
+    idf_milk = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    idf_green = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    norm2 = K1 * (1 - B + B * 2 / (8 / 3))     # 1.21875
+    norm3 = K1 * (1 - B + B * 3 / (8 / 3))     # 1.640625
+    d0 = idf_milk * 1 / (1 + norm2)
+    d1 = idf_milk * 2 / (2 + norm3)
+    d2 = idf_green * 1 / (1 + norm3)
+    s = system(TOY)
+    r = ask(s, "milk").ranking
+    assert r.ids == [1, 0]                     # d2 has no milk: left out
+    assert r.scores == pytest.approx([d1, d0], rel=1e-5)
+    r = ask(s, "green milk").ranking
+    assert r.ids == [2, 1, 0]
+    assert r.scores == pytest.approx([d2, d1, d0], rel=1e-5)
+    assert r.provenance == [("s2",), ("s1",), ("s0",)]
+    assert r.tokens == [4, 5, 2]               # estimate_tokens: ceil(chars / 4)
+
+
+def test_ties_go_to_the_older_memory_and_depth_truncates():
+    s = system(["apple pie", "banana split", "apple pie", "apple pie"])
+    assert ask(s, "apple").ranking.ids == [0, 2, 3]
+    assert ask(s, "apple", depth=2).ranking.ids == [0, 2]
+    r = ask(s, "apple banana", depth=1).ranking
+    assert r.ids == [1] and len(r.scores) == len(r.provenance) == len(r.tokens) == 1   # banana is rarer
+    assert ask(s, "apple", depth=0).ranking.ids == []
+
+
+def test_no_common_token_gives_an_empty_ranking_but_scores_everything():
+    s = system(TOY)
+    out = ask(s, "weather forecast")
+    assert out.ranking == Ranking()
+    assert (out.cost.scored, out.cost.index_queries, out.cost.tiers_searched) == (3, 1, 1)
+    assert ask(s, "the and of").ranking.ids == []           # stop words only: no token at all
+
+
+def test_cost_counts():
+    s = system()
+    out = ask(s, "milk")                                    # nothing stored yet
+    assert out.ranking == Ranking() and out.cost.scored == 0 and out.cost.index_queries == 0
+    seen = s.observe(Observation("a", 0.0, "perceive", "milk on the table"))
+    assert seen.memory == 0 and seen.score is None and seen.cost.scored == 0
+    s.observe(Observation("b", 1.0, "reply", "a glass of milk"))
+    out = ask(s, "milk", k=1, depth=1)
+    assert (out.cost.scored, out.cost.index_queries, out.cost.tiers_searched) == (2, 1, 1)
+    assert out.cost.llm_calls == out.cost.tokens == 0 and out.cost.latency_ms >= 0
+    for outcome in (s.idle(Idle("i", 2.0, 3600.0)), s.tick(Tick("c", 3.0)), s.finish()):
+        assert outcome.cost.scored == 0 and outcome.ranking is None
+
+
+def test_chinese_and_mixed_text():
+    assert tokenize("牛奶") == ["牛", "奶", "牛奶"]
+    assert tokenize("我喝Milk") == ["喝", "我喝", "milk"]   # 我 is a stop character; its bigram stays
+    s = system(["我对牛奶过敏", "今天天气很好", "我喜欢喝咖啡", "milk 牛奶"])
+    r = ask(s, "牛奶过敏吗？").ranking
+    assert r.ids[0] == 0 and set(r.ids) == {0, 3}
+    assert r.tokens[0] == 6                                 # one token per CJK character
+    assert ask(s, "天气").ranking.ids == [1]
+
+
+def test_the_index_is_rebuilt_only_after_new_memories():
+    s = system(TOY)
+    assert s.rebuilds_ == 0                                 # lazy: nothing built while observing
+    ask(s, "milk")
+    ask(s, "tea")
+    assert s.rebuilds_ == 1
+    s.observe(Observation("x", 500.0, "say", "black tea"))
+    assert ask(s, "tea").ranking.ids == [0, 3, 2]           # the new memory is found
+    ask(s, "milk")
+    assert s.rebuilds_ == 2
+
+
+def test_reads_are_unsupported_and_totals_hold_no_llm_use():
+    s = system(TOY)
+    ask(s, "milk")
+    for check in (BeliefCheck("allergy"), ConjectureCheck("allergy"), StepAttentionCheck("s0", min=6),
+                  TierCheck("s0", max=0), EventCountCheck("meal", equals=1), EventOf("s0")):
+        assert s.read(check) is UNSUPPORTED
+    assert s.waiting() == frozenset() and s.sample(("s0", "s1")) == []
+    totals = s.totals()
+    assert totals.llm == {"calls": 0, "tokens": 0, "prompt_tokens": 0, "completion_tokens": 0, "retries": 0,
+                          "failures": 0, "by_task": {}}
+    assert totals.processes == {} and totals.memories == 3
+    assert totals.trace[0] == {"t": 0.0, "event": "created", "id": 0, "kind": "turn", "steps": ["s0"]}
+    last = totals.trace[-1]
+    assert (last["event"], last["step"], last["ids"], last["scored"]) == ("retrieval", "probe", [1, 0], 3)
+    assert len(last["scores"]) == 2 and [e["event"] for e in totals.trace].count("created") == 3
+
+
+def test_it_is_a_memory_system_and_its_config_instantiates():
+    s = instantiate(OmegaConf.load(CONFIG_DIR / "system" / "bm25.yaml"))
+    assert isinstance(s, Bm25System) and isinstance(s, MemorySystem)
+    assert (s.k1, s.b, s.method) == (1.5, 0.75, "lucene")
+    assert not any(name.endswith("_") for name in vars(s))  # state only after start()
+    s.start(Context("x"))
+    s.start(Context("y"))                                   # start again: an empty store
+    assert s.totals().memories == 0
+
+
+def test_parameters_are_checked_at_start_and_other_variants_run():
+    with pytest.raises(ValueError, match="method"):
+        system(method="bm26")
+    with pytest.raises(ValueError, match="b="):
+        system(b=1.5)
+    for method in ("robertson", "atire", "bm25l", "bm25+"):
+        assert ask(system(TOY, method=method), "green").ranking.ids[0] == 2
+
+
+WORDS = ["milk", "tea", "coffee", "cat", "the", "sleeps", "牛奶", "咖啡", "很", "天气"]
+TEXT = st.one_of(st.lists(st.sampled_from(WORDS), max_size=7).map(" ".join), st.text(max_size=20))
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(TEXT, max_size=12), query=TEXT, depth=st.integers(0, 15))
+def test_ranking_property(texts, query, depth):
+    s = system(texts)
+    out = ask(s, query, depth=depth)
+    r = out.ranking
+    assert len(r.ids) == len(set(r.ids)) <= depth
+    assert len(r.scores) == len(r.provenance) == len(r.tokens) == len(r.ids)
+    assert all(a >= b for a, b in zip(r.scores, r.scores[1:])), "scores non-increasing"
+    assert all(i < j for (i, a), (j, b) in zip(zip(r.ids, r.scores), zip(r.ids[1:], r.scores[1:])) if a == b)
+    assert out.cost.scored == len(texts)
+    if texts:
+        expected = lucene(tokenize(query), [tokenize(t) for t in texts])
+        assert len(r.ids) == min(depth, sum(e > 0 for e in expected))
+        assert r.scores == pytest.approx([expected[i] for i in r.ids], rel=1e-4, abs=1e-6)
+        assert all(r.provenance[n] == (f"s{i}",) for n, i in enumerate(r.ids))
