@@ -1,7 +1,10 @@
-"""Every option of every mechanism group: passes its checker and runs a scenario end to end.
+"""Every option of every mechanism group: passes its checker and the generic checks, and runs
+a scenario end to end.
 
-Backends that need a server run against the local fake OpenAI-compatible server; the
-replay backend answers from a cassette recorded against it in the same test.
+One test item per (group, option, check): the checks are ``mtsbench.checks.CHECKS``
+(contract, constructor, deterministic, deepcopy). Backends that need a server run against
+the local fake OpenAI-compatible server; the replay backend answers from a cassette
+recorded against it in the same test.
 """
 
 import contextlib
@@ -9,13 +12,27 @@ import contextlib
 import numpy as np
 import pytest
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
-from mtsbench.checks import CHECKERS, check_component
+from mtsbench.checks import CHECKERS, CHECKS, check_component, run_check
 from mtsbench.config import compose, groups, mechanism_groups
 from mtsbench.llm.testing import FakeOpenAI
-from mtsbench.runner import build_agent, load_all, run
+from mtsbench.runner import build_system, drive, load_all, run
 
 OPTIONS = [(g, o) for g, opts in mechanism_groups().items() for o in opts]
+# Options known to break a generic check, with what breaks: each is an expected failure (strict:
+# once fixed, the entry must go).
+KNOWN_VIOLATIONS = {
+    ("llm", "openai", "constructor"): "OpenAILLM.__init__ validates, folds temperature/seed/max_tokens into "
+                                      "params, keeps no api_key_env/response_format and builds its HTTP client",
+    ("llm", "openai", "deepcopy"): "OpenAILLM holds an openai client (an RLock): it cannot be deep-copied",
+    ("llm", "replay", "constructor"): "ReplayLLM.__init__ opens the cassette into a Cassette object and "
+                                      "checks its profiles instead of storing its parameters",
+}
+CASES = [pytest.param(g, o, c, id=f"{g}={o}-{c}",
+                      marks=[pytest.mark.xfail(reason=KNOWN_VIOLATIONS[g, o, c], raises=AssertionError, strict=True)]
+                      if (g, o, c) in KNOWN_VIOLATIONS else [])
+         for g, o in OPTIONS for c in CHECKS]
 SCENARIO = "scenarios=[milk_allergy_zh]"
 
 
@@ -64,14 +81,28 @@ def skip_unless_installed(component) -> None:
         pytest.importorskip(module, reason=f"optional: {module} is not installed")
 
 
-@pytest.mark.parametrize("group,option", OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
-def test_option_honours_contract_and_runs(group, option, tmp_path):
+def given(node) -> dict:
+    """The keyword arguments a config node passes to its constructor."""
+    plain = OmegaConf.to_container(node, resolve=True)
+    return {k: v for k, v in plain.items() if not k.startswith("_")}
+
+
+@pytest.mark.parametrize("group,option,check", CASES)
+def test_option_passes_check(group, option, check, tmp_path):
     with contextlib.ExitStack() as stack:
         extra = backend_overrides(group, option, tmp_path, stack)
         cfg, choices = compose([f"{group}={option}", *extra, SCENARIO])
         assert choices[group] == option
         skip_unless_installed(instantiate(cfg[group]))
-        check_component(group, instantiate(cfg[group]))
+        run_check(check, group, lambda: instantiate(cfg[group]), given(cfg[group]))
+
+
+@pytest.mark.parametrize("group,option", OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
+def test_option_runs(group, option, tmp_path):
+    with contextlib.ExitStack() as stack:
+        extra = backend_overrides(group, option, tmp_path, stack)
+        cfg, choices = compose([f"{group}={option}", *extra, SCENARIO])
+        skip_unless_installed(instantiate(cfg[group]))
         frame = run(cfg, tmp_path / "run", choices)
         assert (tmp_path / "run" / "metrics.csv").exists() and len(frame) > 0
         for col in ("scored", "tiers_searched", "llm_calls", "tokens", "arousal_scored"):
@@ -80,8 +111,11 @@ def test_option_honours_contract_and_runs(group, option, tmp_path):
         assert (probes["scored"] >= 1).all()
         # the store's attention stays finite and non-negative under every option
         scenario = load_all(cfg)[0]
-        agent = build_agent(cfg, scenario)
+        system = build_system(cfg, scenario)
         for step in scenario.steps:
-            agent.step(step)
-        total = agent.attention.total(agent.store, agent.store.live_ids(), agent.now)
+            drive(system, step, 0)
+        if group == "system" and option != "mts":
+            return                         # no attention to look at
+        m = system.memory_
+        total = m.attention_of(m.store.live_ids())
         assert np.all(np.isfinite(total)) and np.all(total >= 0)
