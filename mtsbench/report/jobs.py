@@ -103,7 +103,7 @@ def summary_row(job: Job) -> dict:
         return row
     overall = job.summary["overall"]
     row |= {k: overall.get(k) for k in ("checks", "passed", "pass_rate", "recall", "hit_rate", "probes", "scored",
-                                         "scored_total", "llm_calls", "tokens")}
+                                         "scored_total", "llm_calls", "tokens", "unsupported")}
     metrics = job.read_csv("metrics.csv")
     probes = metrics[metrics["check"] == "probe"] if metrics is not None else pd.DataFrame({"latency_ms": []})
     row["latency_p50_ms"] = percentile(probes["latency_ms"], 50)
@@ -113,7 +113,11 @@ def summary_row(job: Job) -> dict:
 
 def summary_table(jobs: list[Job]) -> pd.DataFrame:
     """summary.csv: a row per job (failed jobs included, their numbers empty)."""
-    frame = pd.DataFrame([summary_row(j) for j in jobs], columns=SUMMARY_COLUMNS)
+    rows = [summary_row(j) for j in jobs]
+    # a system without some state (system=bm25) has unsupported expectations: shown beside checks
+    unsupported = any(r.get("unsupported") for r in rows)
+    columns = SUMMARY_COLUMNS[:5] + ["unsupported"] + SUMMARY_COLUMNS[5:] if unsupported else SUMMARY_COLUMNS
+    frame = pd.DataFrame(rows, columns=columns)
     return frame.astype({c: "Int64" for c in ("checks", "passed", "probes", "scored_total", "llm_calls", "tokens")})
 
 
