@@ -27,7 +27,7 @@ bench: install
 # The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
 # folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,
 # PNGs; a hand-written notes.md there is kept and put at the top of report.md).
-EXPERIMENTS ?= ablation presets belief_rules
+EXPERIMENTS ?= ablation presets belief_rules workload_cost
 experiments: install
 	@for e in $(EXPERIMENTS); do \
 	  rm -rf multirun/experiments/$$e && mkdir -p experiments/$$e && rm -f experiments/$$e/*.png && \

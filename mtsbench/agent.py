@@ -80,7 +80,10 @@ class MemoryAgent:
         return True
 
     # -- steps ---------------------------------------------------------------------------
-    def _step(self, at: float, do: Callable[[], Outcome], idle_for: float | None = None) -> Outcome:
+    def _step(self, at: float, do: Callable[[], Outcome], idle_for: float | None = None,
+              counts: bool = True) -> Outcome:
+        """Run one step's work ``do`` at time ``at``; ``counts``: it is a scenario step (a
+        reply retrieval belongs to its turn's step, so it does not advance the schedule)."""
         started = time.perf_counter()
         m = self.memory
         before, bg_before = self.llm.meter.totals(), m.processes.llm_totals()
@@ -91,11 +94,11 @@ class MemoryAgent:
         if self._night_passed():
             self.consolidate()
         out = do()
-        self.steps_done_ += 1
+        self.steps_done_ += counts
         if idle_for is not None:
             m.now = at + idle_for
             m.rebalance()
-        elif self.rebalance_every and self.steps_done_ % self.rebalance_every == 0:
+        elif counts and self.rebalance_every and self.steps_done_ % self.rebalance_every == 0:
             m.rebalance()
         after, bg_after = self.llm.meter.totals(), m.processes.llm_totals()
         own = {k: (after[k] - before[k]) - (bg_after[k] - bg_before[k]) for k in after}
@@ -124,16 +127,16 @@ class MemoryAgent:
         return Outcome(Cost(c.scored, c.tiers_searched, c.index_queries), memory=i, score=labelled.score)
 
     def retrieve(self, q: Query) -> Outcome:
-        return self._step(q.at, lambda: self._retrieve(q))
+        return self._step(q.at, lambda: self._retrieve(q), counts=q.purpose == "probe")
 
     def _retrieve(self, q: Query) -> Outcome:
         m = self.memory
         found = m.search(m.embed(q.text), self.context or q.k, q.motivation, rank_to=q.depth)
         c = found.cost
-        m.emit("retrieval", step=q.step, ids=[int(i) for i in found.ids],
+        m.emit("retrieval" if q.purpose == "probe" else "reply", step=q.step, ids=[int(i) for i in found.ids],
                scores=[round(float(s), 6) for s in found.scores], motivation=q.motivation,
                scored=c.scored, tiers_searched=c.tiers_searched, index_queries=c.index_queries)
-        m.recall(found.ids, why="probe")
+        m.recall(found.ids, why=q.purpose)
         ids = [int(i) for i in found.ranked]
         ranking = Ranking(ids, [float(s) for s in found.ranked_scores], [m.provenance(i) for i in ids],
                           [estimate_tokens(m.text(i)) for i in ids], used=len(found.ids))

@@ -200,6 +200,33 @@ def check_depth(policy) -> list:
     return out
 
 
+@checker("workload")
+def check_workload(workload) -> list:
+    """A workload asks for at most one reply retrieval per observed step, of k >= 1 memories,
+    at a motivation in 0..1 that never falls as the turn's attention rises; never on a probe."""
+    from .scenario.model import Step
+    from .systems.base import Outcome, Query
+
+    out = []
+    for kind in ("say", "reply", "perceive", "probe"):
+        step = Step(0, "s0", 60.0, kind, "I am allergic to milk")
+        motivations = []
+        for score in (None, 0.0, 2.0, 5.0, 8.0, 10.0):
+            q = workload.reply(step, Outcome(score=score))
+            assert q is None or isinstance(q, Query), "reply gives a Query or None"
+            if q is None:
+                continue
+            assert kind != "probe", "a probe is the scenario's own retrieval: no reply for it"
+            assert q.k >= 1 and q.depth >= q.k and q.purpose == "reply" and q.text == step.text, \
+                "a reply retrieves k >= 1 memories for the turn's own text"
+            assert 0.0 <= q.motivation <= 1.0, "motivation lies in 0..1"
+            if score is not None:
+                motivations.append(q.motivation)
+        assert motivations == sorted(motivations), "more attention never lowers a reply's motivation"
+        out.append(motivations)
+    return out
+
+
 @checker("arousal")
 def check_arousal(arousal) -> list:
     sims = np.array([0.9, 0.6, 0.3, 0.1, -0.2])

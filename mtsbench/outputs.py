@@ -18,7 +18,11 @@ are the steps' own costs plus the background processes'. ``processes`` (per scen
 overall) gives the background processes apart — ``summarize``, ``consolidate``, ``infer``,
 each with runs, LLM calls, tokens, retries, failures, memories scored by their searches
 (``scored``), index queries and ``arousal_scored`` — so consolidation's cost never hides in
-probe cost.
+probe cost. ``cost`` (``overall`` and ``scenarios.<id>``) is the total cost: memories
+scored by every kind of search — ``probe``, ``reply`` (``workload=reply``), ``association``
+(labelling), ``arousal`` and the background ``processes`` (their searches and their
+arousal) — with their ``total``, ``per_turn`` (per dialogue turn, say and reply),
+index queries of every kind, and the LLM calls and tokens of steps and processes alike.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import pandas as pd
 
 from . import evidence, results
 from .evaluate import metrics_frame, scenario_rows, scored_total
+from .results import STEP_RECORDS
 from .timelines import COLUMNS as TIMELINE_COLUMNS
 from .report.markdown import write_report
 
@@ -80,6 +85,31 @@ def sum_processes(parts: list[dict]) -> dict:
     return out
 
 
+def cost_block(records: pd.DataFrame, processes: dict, llm: dict) -> dict:
+    """Total cost of one scenario's (or all) records, every kind of search apart and summed.
+
+    >>> recs = pd.DataFrame({"record": ["observe", "reply", "probe", "check"], "kind": ["say", "say", "probe", "check"],
+    ...                      "scored": [3, 10, 12, 12], "arousal_scored": [4, 0, 6, 6], "index_queries": [1, 1, 2, 2]})
+    >>> c = cost_block(recs, {"infer": {"scored": 5, "arousal_scored": 1, "index_queries": 1}}, {"calls": 2, "tokens": 9})
+    >>> c["scored"], c["total"], c["per_turn"], c["index_queries"]
+    ({'probe': 12, 'reply': 10, 'association': 3, 'arousal': 10, 'processes': 6}, 41, 41.0, 5)
+    """
+    steps = records[records["record"].isin(STEP_RECORDS)]
+
+    def scored(record: str) -> int:
+        return int(steps.loc[steps["record"] == record, "scored"].sum())
+
+    parts = {"probe": scored("probe"), "reply": scored("reply"), "association": scored("observe"),
+             "arousal": int(steps["arousal_scored"].sum()),
+             "processes": int(sum(p["scored"] + p["arousal_scored"] for p in processes.values()))}
+    total = sum(parts.values())
+    turns = int(((steps["record"] == "observe") & steps["kind"].isin(["say", "reply"])).sum())
+    return {"scored": parts, "total": total, "turns": turns,
+            "per_turn": round(total / turns, 4) if turns else None,
+            "index_queries": int(steps["index_queries"].sum()) + sum(int(p["index_queries"]) for p in processes.values()),
+            "llm_calls": int(llm["calls"]), "tokens": int(llm["tokens"])}
+
+
 def write_run(out_dir: Path, runs: list, meta: dict) -> pd.DataFrame:
     """Save a run (``runs``: per scenario its records, trace and timeline rows; ``meta``:
     config, choices, scenarios) and write its metrics; returns the metrics table."""
@@ -117,7 +147,10 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
     overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths)
     overall["processes"] = sum_processes([i["processes"] for i in infos])
-    summary = {"overall": overall, "scenarios": summary_scenarios, "choices": meta.get("choices", {})}
+    cost = {"overall": cost_block(records, overall["processes"], totals),
+            "scenarios": {sid: cost_block(records[records["scenario"] == sid], info["processes"], info["llm"])
+                          for sid, (info, _) in parts.items()}}
+    summary = {"overall": overall, "scenarios": summary_scenarios, "cost": cost, "choices": meta.get("choices", {})}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
     write_report(out_dir, frame, summary)
     return frame

@@ -9,6 +9,8 @@ file and the scenarios alone (``mtsbench.evaluate``), so a new metric needs no r
   ``ranked_scores``, ``ranked_provenance`` (the steps each memory stands for),
   ``ranked_tokens`` (its text length) — as deep as the run's evaluation depths, of which
   the first ``used`` were used;
+- ``reply``: under ``workload=reply``, the retrieval a user turn's reply made (cost and
+  ranking as a probe's), right after its turn's ``observe`` record;
 - ``check``: the state value a check read (``check_no``: its position in the step's
   checks; ``value``: JSON), or ``unsupported``; made when the check is judged (an
   ``event_count`` check once every step before it has been summarized);
@@ -33,7 +35,7 @@ from .systems.base import UNSUPPORTED, Outcome
 FILE = "results.parquet"
 COST_COLUMNS = ["scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls", "tokens",
                 "prompt_tokens", "completion_tokens", "llm_retries", "llm_failures"]
-STEP_RECORDS = ("observe", "probe", "idle", "tick")
+STEP_RECORDS = ("observe", "probe", "idle", "tick", "reply")   # the records that carry a step's own work
 
 SCHEMA = pa.schema([
     ("scenario", pa.string()), ("seq", pa.int64()), ("index", pa.int64()), ("step", pa.string()),
@@ -62,9 +64,11 @@ class Recorder:
         row.update(fields)
         self.rows.append(row)
 
-    def step(self, step, outcome: Outcome) -> None:
-        """The step's own record (observe, probe, idle or tick)."""
-        record = {"say": "observe", "reply": "observe", "perceive": "observe", "check": "tick"}.get(step.kind, step.kind)
+    def step(self, step, outcome: Outcome, record: str | None = None) -> None:
+        """The step's own record (observe, probe, idle or tick; ``record`` reply: its turn's
+        reply retrieval)."""
+        record = record or {"say": "observe", "reply": "observe", "perceive": "observe",
+                            "check": "tick"}.get(step.kind, step.kind)
         fields = {}
         if outcome.score is not None:
             fields["score"] = float(outcome.score)

@@ -33,6 +33,7 @@ from .scenario.loader import load_scenario
 from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
+from .workload import Probes
 
 
 @dataclass
@@ -86,6 +87,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     system = build_system(cfg, scenario)
     depth = max(evidence.depths_of(cfg), default=0)
+    workload = instantiate(cfg.workload) if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
     timeline = Timeline(scenario)
     waiting: dict[str, tuple] = {}                  # step id -> (step, outcome) of an event expectation
@@ -110,10 +112,15 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
 
     for step in scenario.steps:
         outcome = drive(system, step, depth)
+        rec.step(step, outcome)
+        query = workload.reply(step, outcome)
+        if query is not None:
+            replied = system.retrieve(query)
+            rec.step(step, replied, "reply")
+            outcome.summarized = outcome.summarized + replied.summarized
         timeline.sample(system, step)
         if progress is not None:
             progress.update(1)
-        rec.step(step, outcome)
         if step.kind in OBSERVED_KINDS and step.expect.event is not None:
             waiting[step.id] = (step, outcome)
         elif step.kind == "check":

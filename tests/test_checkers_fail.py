@@ -21,9 +21,11 @@ from mtsbench.memory.retrieval import TieredSearch
 from mtsbench.processes.labelling import CommonSense, Labelled
 from mtsbench.systems.base import Ranking, UNSUPPORTED
 from mtsbench.systems.bm25 import Bm25System
+from mtsbench.workload import Reply
 
 
 # -- one broken component per group --------------------------------------------------------
+
 class RisingDecay(Exponential):
     """Retention rises with time after the start."""
 
@@ -100,6 +102,11 @@ class UnsortedBm25(Bm25System):
         return out
 
 
+class CalmerWhenAttended(Reply):
+    def motivation(self, score):
+        return 1.0 - super().motivation(score)
+
+
 class RaisingRead(Bm25System):
     def read(self, query):
         raise KeyError("no such state")
@@ -110,7 +117,7 @@ BROKEN = {
     "llm": OutOfRangeLLM(), "attention": ElevenLabeller(), "tiers": TierTooDeep(), "depth": ShallowerWhenMotivated(),
     "arousal": SubtractingArousal(), "events": YoungerIsStale(), "belief": BeliefOverOne(),
     "accumulate": MoreImpressionsLess(), "conflict": FloatConflict(), "retrieval": DuplicateSearch(),
-    "system": UnsortedBm25(),
+    "system": UnsortedBm25(), "workload": CalmerWhenAttended(),
 }
 # what each checker must say about its broken component (the intended breach, not another)
 REASON = {
@@ -119,12 +126,13 @@ REASON = {
     "tiers": "0..n_tiers-1", "depth": "never search fewer tiers", "arousal": "only adds attention",
     "events": "never less stale", "belief": "stay in 0..1", "accumulate": "an impression never lowers belief",
     "conflict": "one bool per conflict", "retrieval": "distinct", "system": "best first",
+    "workload": "never lowers",
 }
 GOOD = {
     "long_decay": Exponential(), "short_decay": Exponential(), "embedder": Hashing(dim=16), "llm": MockLLM(),
     "attention": CommonSense(), "tiers": Thresholds(), "depth": Linear(), "arousal": Knn(),
     "events": PerCategory(), "belief": Ema(), "accumulate": NoisyOr(), "conflict": WeakerLoses(),
-    "retrieval": TieredSearch(), "system": Bm25System(),
+    "retrieval": TieredSearch(), "system": Bm25System(), "workload": Reply(),
 }
 
 

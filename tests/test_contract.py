@@ -54,7 +54,7 @@ def test_flat_rag_is_relevance_only_and_mts_is_the_default():
     _, mts = compose(["preset=mts"])
     assert {g: c for g, c in mts.items() if g != "preset"} == default
     cfg, rag = compose(["preset=flat_rag"])
-    assert (rag["tiers"], rag["depth"], rag["arousal"], rag["attention"]) == ("flat", "full", "none", "common_sense")
+    assert (rag["tiers"], rag["depth"], rag["arousal"], rag["attention"]) == ("flat", "full", "none", "constant")
     assert cfg.retrieval.attention_weight == 0.0
     _, mixed = compose(["preset=flat_rag", "arousal=radius"])   # the command line wins over a preset
     assert mixed["arousal"] == "radius"

@@ -17,10 +17,11 @@ from .jobs import Job, find_jobs, pass_matrix, summary_table
 from .markdown import table, write_report
 from .plots import plot_pareto, plot_pass_matrix, plot_timelines
 
-COSTS = [("scored", "memories scored per probe (mean)", "pareto_scored.png"),
+COSTS = [("cost_per_turn", "total cost: memories scored per dialogue turn, every kind of search", "pareto_total.png"),
+         ("scored", "memories scored per probe (mean)", "pareto_scored.png"),
          ("tokens", "LLM tokens per run (all steps)", "pareto_tokens.png")]
-TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "llm_calls",
-                 "tokens", "latency_p50_ms", "latency_p95_ms"]
+TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "cost_per_turn",
+                 "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
 
 
 def figures(jobs: list[Job], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
@@ -69,7 +70,8 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
         lines += [notes.read_text(encoding="utf-8").strip(), ""]
     lines += [f"{len(jobs)} jobs from `{src}`: {len(ok)} ran, {len(failed)} failed. Each row is one "
              "configuration (the overrides that differ between jobs) on the same scenarios. Cost: memories "
-             "scored per probe (mean) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
+             "scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
+             "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
              "## Summary", "", table(summary, TABLE_COLUMNS), ""]
     if failed:

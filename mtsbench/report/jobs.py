@@ -20,7 +20,8 @@ from ..errors import ReportError
 
 FAILURE_FILE = "failure.json"
 SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", "hit_rate",
-                   "probes", "scored", "scored_total", "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms",
+                   "probes", "scored", "scored_total", "cost_total", "cost_per_turn", "llm_calls", "tokens",
+                   "latency_p50_ms", "latency_p95_ms",
                    "overrides"]
 
 
@@ -104,6 +105,8 @@ def summary_row(job: Job) -> dict:
     overall = job.summary["overall"]
     row |= {k: overall.get(k) for k in ("checks", "passed", "pass_rate", "recall", "hit_rate", "probes", "scored",
                                          "scored_total", "llm_calls", "tokens", "unsupported")}
+    cost = (job.summary.get("cost") or {}).get("overall") or {}
+    row["cost_total"], row["cost_per_turn"] = cost.get("total"), cost.get("per_turn")
     metrics = job.read_csv("metrics.csv")
     probes = metrics[metrics["check"] == "probe"] if metrics is not None else pd.DataFrame({"latency_ms": []})
     row["latency_p50_ms"] = percentile(probes["latency_ms"], 50)
@@ -118,7 +121,8 @@ def summary_table(jobs: list[Job]) -> pd.DataFrame:
     unsupported = any(r.get("unsupported") for r in rows)
     columns = SUMMARY_COLUMNS[:5] + ["unsupported"] + SUMMARY_COLUMNS[5:] if unsupported else SUMMARY_COLUMNS
     frame = pd.DataFrame(rows, columns=columns)
-    return frame.astype({c: "Int64" for c in ("checks", "passed", "probes", "scored_total", "llm_calls", "tokens")})
+    return frame.astype({c: "Int64" for c in ("checks", "passed", "probes", "scored_total", "cost_total", "llm_calls",
+                                              "tokens")})
 
 
 def pass_matrix(jobs: list[Job]) -> pd.DataFrame:

@@ -75,7 +75,9 @@ class Observation:
 
 @dataclass(frozen=True)
 class Query:
-    """A probe: use the top ``k`` memories for ``text``; report the ranking ``depth`` deep."""
+    """A retrieval: use the top ``k`` memories for ``text``; report the ranking ``depth``
+    deep. ``purpose``: ``probe`` (a scenario step) or ``reply`` (the context a user turn's
+    reply uses, under ``workload=reply``: part of that turn's step, not a step of its own)."""
 
     step: str
     at: float
@@ -83,6 +85,7 @@ class Query:
     k: int = 5
     motivation: float = 0.5
     depth: int = 5
+    purpose: str = "probe"
 
 
 @dataclass(frozen=True)
