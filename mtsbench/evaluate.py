@@ -65,7 +65,7 @@ def _provenance(rec) -> list[tuple[str, ...]]:
     return [] if ranked is None else [tuple(p) for p in ranked]
 
 
-def probe_rows(rec, step, depths: tuple[int, ...] = ()) -> list[dict]:
+def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...] = ()) -> list[dict]:
     """A probe row (with evidence recall at ``depths``, see ``mtsbench.evidence``) plus its
     ``recall`` and ``absent`` rows, judged on the first k memories the probe used."""
     k = step.expect.k
@@ -91,7 +91,8 @@ def probe_rows(rec, step, depths: tuple[int, ...] = ()) -> list[dict]:
     passed = all(verdicts) if verdicts else None
     head = _row(rec, "probe", passed, recall, " ".join(step.expect.recall) or None, k=k,
                 recall=None if recall is None else round(recall, 4), hit=hit)
-    head.update(evidence.probe_fields(step, provenance, depths))
+    tokens = [] if rec.ranked_tokens is None else [int(t) for t in rec.ranked_tokens]
+    head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets))
     return [head, *out]
 
 
@@ -150,7 +151,8 @@ def _round(x: float | None) -> float | None:
     return None if x is None or math.isnan(x) else round(x, 4)
 
 
-def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, ...]) -> list[dict]:
+def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, ...],
+                  budgets: tuple[int, ...] = ()) -> list[dict]:
     """The metric rows of one scenario's records, in record order."""
     rows: list[dict] = []
     steps = scenario.steps
@@ -159,7 +161,7 @@ def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, 
         if rec.record == "observe":
             rows += observation_rows(rec, step)
         elif rec.record == "probe":
-            rows += probe_rows(rec, step, depths)
+            rows += probe_rows(rec, step, depths, budgets)
         elif rec.record == "check":
             name, passed, value, expected = judge_check(step.checks[int(rec.check_no)], _value(rec))
             rows.append(_row(rec, name, passed, value, expected))
@@ -173,7 +175,7 @@ def scored_total(records: pd.DataFrame) -> int:
     return int(records.loc[records["record"].isin(STEP_RECORDS), "scored"].sum())
 
 
-def metrics_frame(rows: list[dict], depths: tuple[int, ...]) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=COLUMNS + evidence.columns(depths))
+def metrics_frame(rows: list[dict], depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=COLUMNS + evidence.columns(depths, budgets))
     return frame.astype({c: "Int64" for c in INT_COLUMNS})
 

@@ -10,6 +10,15 @@ and, with sessions S_1..S_m (``recall_sessions``), ``session_recall@d`` = the sh
 sessions with at least one step found among the top d. A ranking shorter than d (the
 search scored fewer memories) simply finds nothing below its end.
 
+**Recall at a context budget** B tokens (``recall@Bt``, ``evaluation.recall_at_tokens``,
+default 256, 512, 1024, 2048) compares systems at equal context instead of equal k: walk
+the ranking best first, adding each memory's text length in tokens, and keep the memories
+while the running total stays within B (the first memory that would overflow ends the
+walk); recall@Bt is the share of evidence steps some kept memory names. At equal k a
+summary that stands for 8 turns counts up to 8 hits for one slot; at equal budget it pays
+for its length. The ranking is saved ``evaluation.rank_to`` deep (default 100; at least
+the largest depth); a budget larger than that ranking holds is counted on what it holds.
+
 Aggregates are means over the probes that have evidence; abstaining probes and probes
 without evidence count in ``probes`` and ``scored`` (mean memories scored per probe) only.
 ``config.evaluation.recall_at`` lists the depths (default 5, 10, 25, 50).
@@ -20,6 +29,7 @@ from __future__ import annotations
 import pandas as pd
 
 DEFAULT_DEPTHS = (5, 10, 25, 50)
+DEFAULT_BUDGETS = (256, 512, 1024, 2048)
 
 
 def depths_of(config) -> tuple[int, ...]:
@@ -28,9 +38,36 @@ def depths_of(config) -> tuple[int, ...]:
     return tuple(sorted({int(d) for d in (node.get("recall_at") or ())}))
 
 
-def columns(depths: tuple[int, ...]) -> list[str]:
+def budgets_of(config) -> tuple[int, ...]:
+    """The token budgets of recall@Bt (``evaluation.recall_at_tokens``), sorted, without repeats."""
+    node = (config.get("evaluation") or {}) if config is not None else {}
+    return tuple(sorted({int(b) for b in (node.get("recall_at_tokens") or ())}))
+
+
+def rank_depth_of(config) -> int:
+    """How deep probes report their ranking: ``evaluation.rank_to``, at least the largest depth."""
+    node = (config.get("evaluation") or {}) if config is not None else {}
+    return max(int(node.get("rank_to") or 0), max(depths_of(config), default=0))
+
+
+def columns(depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> list[str]:
     """The metrics.csv columns this module fills on probe rows."""
-    return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths)]
+    return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
+            *(f"recall@{b}t" for b in budgets)]
+
+
+def within_budget(tokens: list[int], budget: int) -> int:
+    """How many ranked memories fit in ``budget`` tokens, taken best first.
+
+    >>> within_budget([100, 200, 50], 300), within_budget([100, 200, 50], 299), within_budget([400], 256)
+    (2, 1, 0)
+    """
+    spent = 0
+    for n, t in enumerate(tokens):
+        spent += t
+        if spent > budget:
+            return n
+    return len(tokens)
 
 
 def recall_at(ranks: list[int | None], d: int) -> float:
@@ -56,8 +93,10 @@ def first_ranks(provenance: list[tuple[str, ...]], steps: tuple[str, ...]) -> di
     return out
 
 
-def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...]) -> dict:
-    """The evidence columns of one probe row, from its ranking's provenance (best first)."""
+def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...], tokens: list[int] = (),
+                 budgets: tuple[int, ...] = ()) -> dict:
+    """The evidence columns of one probe row, from its ranking's provenance and token
+    lengths (best first)."""
     out: dict = {"category": step.category, "abstain": True if step.abstain else None}
     ranks = first_ranks(provenance, step.expect.recall)
     sessions = step.expect.recall_sessions
@@ -68,6 +107,9 @@ def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...
     for d in depths:
         out[f"recall@{d}"] = round(recall_at(list(ranks.values()), d), 4) if ranks else None
         out[f"session_recall@{d}"] = round(recall_at(session_ranks, d), 4) if session_ranks else None
+    for b in budgets:
+        out[f"recall@{b}t"] = round(recall_at(list(ranks.values()), within_budget(list(tokens), b)), 4) \
+            if ranks else None
     return out
 
 
@@ -76,7 +118,7 @@ def _mean(values: pd.Series) -> float | None:
     return None if values.empty else round(float(values.mean()), 4)
 
 
-def _block(probes: pd.DataFrame, depths: tuple[int, ...]) -> dict:
+def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> dict:
     has = pd.to_numeric(probes[f"recall@{depths[0]}"], errors="coerce").notna()
     abstain = probes["abstain"].astype("boolean").fillna(False)
     out = {"probes": int(len(probes)), "with_evidence": int(has.sum()), "abstain": int(abstain.sum()),
@@ -85,32 +127,37 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...]) -> dict:
         out[f"recall@{d}"] = _mean(probes[f"recall@{d}"])
     for d in depths:
         out[f"session_recall@{d}"] = _mean(probes[f"session_recall@{d}"])
+    for b in budgets:
+        out[f"recall@{b}t"] = _mean(probes[f"recall@{b}t"])
     return out
 
 
-def summarize(frame: pd.DataFrame, depths: tuple[int, ...]) -> dict | None:
+def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> dict | None:
     """Evidence recall of a metrics table's probes: overall and ``by_category`` (None without depths)."""
     if not depths or f"recall@{depths[0]}" not in frame:
         return None
     probes = frame[frame["check"] == "probe"]
-    out = {"depths": list(depths), **_block(probes, depths), "by_category": {}}
+    budgets = tuple(b for b in budgets if f"recall@{b}t" in frame)
+    out = {"depths": list(depths), **({"budgets": list(budgets)} if budgets else {}),
+           **_block(probes, depths, budgets), "by_category": {}}
     categories = probes["category"].dropna()
     for category in sorted(set(categories.astype(str))):
-        out["by_category"][category] = _block(probes[probes["category"].astype(str) == category], depths)
+        out["by_category"][category] = _block(probes[probes["category"].astype(str) == category], depths, budgets)
     return out
 
 
 def table_rows(evidence: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows (each category, then ``all``) of the evidence recall table."""
-    depths = evidence["depths"]
+    depths, budgets = evidence["depths"], evidence.get("budgets", [])
     sessions = any(evidence.get(f"session_recall@{d}") is not None for d in depths)
     head = ["category", "probes", "evidence", "abstain", *(f"R@{d}" for d in depths),
-            *(f"sR@{d}" for d in depths if sessions), "scored"]
+            *(f"sR@{d}" for d in depths if sessions), *(f"R@{b}t" for b in budgets), "scored"]
 
     def row(name, block):
         cells = [name, block["probes"], block["with_evidence"], block["abstain"],
                  *(block[f"recall@{d}"] for d in depths),
-                 *(block[f"session_recall@{d}"] for d in depths if sessions), block["scored"]]
+                 *(block[f"session_recall@{d}"] for d in depths if sessions),
+                 *(block[f"recall@{b}t"] for b in budgets), block["scored"]]
         return ["-" if c is None else f"{c:.3f}" if isinstance(c, float) else str(c) for c in cells]
 
     rows = [row(c, b) for c, b in evidence["by_category"].items()] + [row("all", evidence)]
@@ -125,8 +172,8 @@ def console(evidence: dict | None) -> str:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in [head, *rows]]
-    note = ("evidence recall@k (R@k: share of evidence steps in the top k; sR@k: of evidence sessions) and "
-            "memories scored per probe:")
+    note = ("evidence recall@k (R@k: share of evidence steps in the top k; sR@k: of evidence sessions; R@Bt: "
+            "within a context of B tokens) and memories scored per probe:")
     return "\n".join([note, *lines])
 
 
@@ -137,7 +184,8 @@ def markdown(evidence: dict | None) -> list[str]:
     head, rows = table_rows(evidence)
     lines = ["## Evidence recall", "",
              "Share of each probe's evidence steps found in the top k of its ranking (`R@k`; `sR@k` for "
-             "evidence sessions), mean over probes with evidence; `scored` = memories scored per probe; "
+             "evidence sessions; `R@Bt` within a context budget of B tokens, the fair view when memories "
+             "differ in size), mean over probes with evidence; `scored` = memories scored per probe; "
              "abstaining probes count in `probes` and `scored` only.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

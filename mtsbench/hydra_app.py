@@ -41,7 +41,7 @@ def app(cfg: DictConfig) -> None:
         print(f"mtsbench: {user_error(e)}", file=sys.stderr)
         sys.exit(2)
     if not sweep:
-        recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg)))
+        recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg)))
         if recall_table:
             print(recall_table)
         print(f"{passed_line(frame)}; report: {out / 'report.md'}")

@@ -45,7 +45,8 @@ def _mean(series: pd.Series) -> float | None:
     return None if values.empty else round(float(values.mean()), 4)
 
 
-def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[int, ...] = ()) -> dict:
+def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[int, ...] = (),
+              budgets: tuple[int, ...] = ()) -> dict:
     """Aggregates of one scenario's (or all) metric rows."""
     expectations = rows[rows["check"] != "probe"]
     checks = expectations[expectations["passed"].notna()]
@@ -66,7 +67,7 @@ def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[in
         "tokens": int(llm["tokens"]),
         "llm_retries": int(llm["retries"]),
         "llm_failures": int(llm["failures"]),
-        "evidence": evidence.summarize(rows, depths),
+        "evidence": evidence.summarize(rows, depths, budgets),
     }
 
 
@@ -129,23 +130,23 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     its scenarios (``scenarios``: id -> Scenario; loaded from the paths saved in the
     results when not given); returns the metrics table."""
     records, meta = results.load(out_dir / results.FILE)
-    depths = evidence.depths_of(meta["config"])
+    depths, budgets = evidence.depths_of(meta["config"]), evidence.budgets_of(meta["config"])
     rows, parts = [], {}
     for sid, info in meta["scenarios"].items():
         scenario = (scenarios or {}).get(sid) or _load(out_dir, info["path"])
         mine = records[records["scenario"] == sid]
-        rows += scenario_rows(mine, scenario, depths)
+        rows += scenario_rows(mine, scenario, depths, budgets)
         parts[sid] = (info, scored_total(mine))
-    frame = metrics_frame(rows, depths)
+    frame = metrics_frame(rows, depths, budgets)
     frame.to_csv(out_dir / "metrics.csv", index=False)
     summary_scenarios = {}
     for sid, (info, scored) in parts.items():
         part = frame[frame["scenario"] == sid]
-        summary_scenarios[sid] = (aggregate(part, info["llm"], scored, depths)
+        summary_scenarios[sid] = (aggregate(part, info["llm"], scored, depths, budgets)
                                   | {"processes": info["processes"], "llm": info["llm"]})
     infos = [info for info, _ in parts.values()]
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
-    overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths)
+    overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets)
     overall["processes"] = sum_processes([i["processes"] for i in infos])
     cost = {"overall": cost_block(records, overall["processes"], totals),
             "scenarios": {sid: cost_block(records[records["scenario"] == sid], info["processes"], info["llm"])

@@ -86,7 +86,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> Scenario
     """Replay one scenario against a fresh system; ``progress`` (a tqdm bar) counts steps."""
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     system = build_system(cfg, scenario)
-    depth = max(evidence.depths_of(cfg), default=0)
+    depth = evidence.rank_depth_of(cfg)
     workload = instantiate(cfg.workload) if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
     timeline = Timeline(scenario)

@@ -102,13 +102,13 @@ def test_ranking_deeper_keeps_the_top_k_and_the_cost(seed, n, k, rank_to, motiva
 def test_bundled_metrics_do_not_change_with_evaluation_depths(tmp_path):
     scenarios = "scenarios=[deep_memory,second_thought,field_warmup]"
     frames = []
-    for extra in ([], ["evaluation.recall_at=[]"]):
+    for extra in ([], ["evaluation.recall_at=[]", "evaluation.recall_at_tokens=[]", "evaluation.rank_to=0"]):
         cfg, choices = compose([scenarios, *extra])
         frames.append(run(cfg, tmp_path / str(len(frames)), choices))
     with_depths, without = frames
     keep = [c for c in COLUMNS if c != "latency_ms"]
     assert list(without.columns) == COLUMNS + ["category", "abstain"] == COLUMNS + evidence.columns(())
-    assert list(with_depths.columns) == COLUMNS + evidence.columns(DEPTHS)
+    assert list(with_depths.columns) == COLUMNS + evidence.columns(DEPTHS, evidence.DEFAULT_BUDGETS)
     pd.testing.assert_frame_equal(with_depths[keep], without[keep])
     assert (tmp_path / "0" / "trace.jsonl").read_text() == (tmp_path / "1" / "trace.jsonl").read_text()
     probes = with_depths[(with_depths["check"] == "probe") & with_depths["expected"].notna()]

@@ -95,3 +95,26 @@ def test_bm25_runs_every_bundled_scenario_with_unsupported_state(cli, tmp_path):
     unsupported = metrics[metrics["value"] == "unsupported"]
     assert len(unsupported) == summary["unsupported"] and unsupported["passed"].isna().all()
     assert summary["recall"] is not None and summary["scored"] > 0
+
+
+def test_recall_at_a_token_budget_by_hand():
+    """A long memory pays for its length: evidence counts only within B tokens."""
+    from mtsbench.evidence import probe_fields
+    from mtsbench.scenario.model import Expect, Step
+
+    step = Step(9, "q", 0.0, "probe", "?", expect=Expect(recall=("a", "b", "c"), k=3))
+    provenance = [("x",), ("a", "b"), ("c",)]        # a 2-turn summary at rank 2
+    fields = probe_fields(step, provenance, (1, 2, 3), [100, 300, 50], (99, 256, 400, 512))
+    assert [fields[f"recall@{d}"] for d in (1, 2, 3)] == [0.0, 0.6667, 1.0]
+    # 99: nothing fits; 256: only x (the summary would overflow); 400: x and the summary; 512: all
+    assert [fields[f"recall@{b}t"] for b in (99, 256, 400, 512)] == [0.0, 0.0, 0.6667, 1.0]
+
+
+def test_budget_columns_and_table_in_every_run(finished):
+    metrics = pd.read_csv(finished / "metrics.csv")
+    for b in (256, 512, 1024, 2048):
+        assert f"recall@{b}t" in metrics.columns
+    evidence = json.loads((finished / "summary.json").read_text())["overall"]["evidence"]
+    assert evidence["budgets"] == [256, 512, 1024, 2048]
+    assert evidence["recall@2048t"] is not None
+    assert "R@256t" in (finished / "report.md").read_text()
