@@ -39,7 +39,7 @@ from .mechanisms.decay import Decay, check_decay
 from .memory.attention import DualAttention
 from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, FactHint, Hints, InferHint,
                              StepAttentionCheck, TierCheck)
-from .systems.base import UNSUPPORTED, Context, EventOf, Observation, Query
+from .systems.base import NO_LLM, UNSUPPORTED, Context, EventOf, Observation, Query
 
 CHECKERS: dict[str, Callable] = {}
 
@@ -316,7 +316,7 @@ def check_retrieval(retriever) -> list:
     return out
 
 
-LLM_KEYS = ("calls", "tokens", "prompt_tokens", "completion_tokens", "retries", "failures")
+LLM_KEYS = tuple(NO_LLM)
 SYSTEM_TEXTS = ("I love cooking risotto", "The train was late today", "Cooking pasta tonight",
                 "My sister visits in May", "risotto cooking tips please")
 

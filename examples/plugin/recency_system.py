@@ -10,11 +10,10 @@ It has no attention, tiers or beliefs, so every state check reads as unsupported
 from __future__ import annotations
 
 from mtsbench.llm.base import estimate_tokens
-from mtsbench.systems.base import (UNSUPPORTED, Context, Cost, Idle, Observation, Outcome, Query, Ranking, Tick,
-                                   Totals)
+from mtsbench.systems.base import Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
 
-class RecencySystem:
+class RecencySystem(PlainSystem):
     """The newest ``query.depth`` memories, newest first, score = -(age in hours).
 
     >>> s = RecencySystem()
@@ -47,28 +46,11 @@ class RecencySystem:
                           tokens=[estimate_tokens(self.memories_[i][2]) for i in ids])
         return Outcome(cost=Cost(scored=len(ids), tiers_searched=1, index_queries=1), ranking=ranking)
 
-    def idle(self, idle: Idle) -> Outcome:
-        return Outcome()
+    # idle, tick, finish, read (UNSUPPORTED: no belief, attention, tier or event state),
+    # waiting, sample and totals come from PlainSystem
 
-    def tick(self, tick: Tick) -> Outcome:
-        return Outcome()
-
-    def finish(self) -> Outcome:
-        return Outcome()
-
-    def read(self, query) -> object:
-        return UNSUPPORTED                   # no belief, conjecture, attention, tier or event state
-
-    def waiting(self) -> frozenset[str]:
-        return frozenset()                   # nothing is summarized later
-
-    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
-        return []                            # no attention timelines
-
-    def totals(self) -> Totals:
-        llm = {"calls": 0, "tokens": 0, "prompt_tokens": 0, "completion_tokens": 0, "retries": 0, "failures": 0,
-               "by_task": {}}
-        return Totals(llm=llm, memories=len(self._held()), trace=list(self.trace_))
+    def memories_count(self) -> int:
+        return len(self._held())
 
     def _held(self) -> range:
         n = len(self.memories_)

@@ -170,6 +170,48 @@ class Totals:
     trace: list = field(default_factory=list)
 
 
+NO_LLM = {"calls": 0, "tokens": 0, "prompt_tokens": 0, "completion_tokens": 0, "retries": 0, "failures": 0}
+
+
+class PlainSystem:
+    """Defaults for a system without background processes or readable state, to inherit
+    from: ``idle``, ``tick`` and ``finish`` do nothing, ``read`` answers ``UNSUPPORTED``,
+    nothing waits for summarization, there are no attention timelines, and ``totals``
+    reports no LLM use. A subclass writes ``start``, ``observe`` and ``retrieve`` (and may
+    override the rest); ``memories_count`` and ``trace_`` feed ``totals``.
+
+    >>> PlainSystem().read(EventOf("s0")) is UNSUPPORTED, PlainSystem().tick(Tick("s0", 0.0)).cost.scored
+    (True, 0)
+    """
+
+    trace_: list = []
+
+    def idle(self, idle: Idle) -> Outcome:
+        return Outcome()
+
+    def tick(self, tick: Tick) -> Outcome:
+        return Outcome()
+
+    def finish(self) -> Outcome:
+        return Outcome()
+
+    def read(self, query) -> object:
+        return UNSUPPORTED
+
+    def waiting(self) -> frozenset[str]:
+        return frozenset()
+
+    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
+        return []
+
+    def memories_count(self) -> int:
+        return 0
+
+    def totals(self) -> Totals:
+        return Totals(llm=NO_LLM | {"by_task": {}}, processes={}, memories=self.memories_count(),
+                      trace=list(self.trace_))
+
+
 @runtime_checkable
 class MemorySystem(Protocol):
     """A memory system under test (see the module docstring for the call order)."""

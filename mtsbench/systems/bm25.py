@@ -38,14 +38,13 @@ import numpy as np
 
 from ..embed.hashing import STOP_WORDS
 from ..llm.base import estimate_tokens
-from .base import UNSUPPORTED, Context, Cost, Idle, Observation, Outcome, Query, Ranking, Tick, Totals
+from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")    # the hashing embedder's word pattern
 _CJK = re.compile(r"[\u3400-\u9fff]")
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
-LLM_KEYS = ("calls", "tokens", "prompt_tokens", "completion_tokens", "retries", "failures")
 
 
 def tokenize(text: str) -> list[str]:
@@ -66,7 +65,7 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-class Bm25System:
+class Bm25System(PlainSystem):
     """A lexical memory: one memory per observed item, ranked by BM25 (see the module).
 
     ``retrieve`` scores every memory (``cost.scored`` = the store size, one index query,
@@ -143,28 +142,12 @@ class Bm25System:
         cost = Cost(scored=n, tiers_searched=1, index_queries=1, latency_ms=_ms(started))
         return Outcome(cost=cost, ranking=ranking)
 
-    def idle(self, idle: Idle) -> Outcome:
-        return Outcome()
-
-    def tick(self, tick: Tick) -> Outcome:
-        return Outcome()
-
-    def finish(self) -> Outcome:
-        return Outcome()
-
     def read(self, query) -> object:
         """No belief, conjecture, attention, tier or event state: always ``UNSUPPORTED``."""
         return UNSUPPORTED
 
-    def waiting(self) -> frozenset[str]:
-        return frozenset()
-
-    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
-        return []
-
-    def totals(self) -> Totals:
-        llm = {key: 0 for key in LLM_KEYS} | {"by_task": {}}
-        return Totals(llm=llm, processes={}, memories=len(self.texts_), trace=list(self.trace_))
+    def memories_count(self) -> int:
+        return len(self.texts_)
 
     # -- the index -------------------------------------------------------------------
     def _scores(self, query_tokens: list[str]) -> np.ndarray:
