@@ -229,3 +229,231 @@ def test_an_unknown_format_is_one_line_with_a_hint(cli, tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip() == ("mtsbench: import: unknown format 'locomo2'; did you mean 'locomo'? "
                                    "(formats: locomo, longmemeval)")
+
+
+# --- --annotations: the data set's own observations and event summaries as hints -----------------------------
+
+# `mtsbench import locomo tests/data/import/locomo_small.json -o DIR`, produced before --annotations existed:
+# without the flag the output stays byte for byte the same (the annotations are not read).
+LOCOMO_PLAIN_STDOUT = """{source}: 2 conversations imported
+  image captions appended: 2
+  sessions: 6
+  turns: 13
+  questions: temporal: 1
+  questions: multi-hop: 3
+  questions: single-hop: 4
+  questions: open-domain: 1
+  questions: adversarial: 1
+  dropped or repaired:
+    date keys without a session (ignored): 2 (e.g. conv-1 session_4_date_time)
+    evidence entries split into several ids: 2 (e.g. 'D1:2; D2:1', 'D3:2 D9:1')
+    repeated evidence ids dropped: 1 (e.g. 'D1:4')
+    malformed evidence ids dropped: 2 (e.g. 'D', 'D:11:26')
+    evidence ids naming no turn dropped: 3 (e.g. 'D30:05', 'D9:1')
+    questions without evidence (no recall): 1 (e.g. locomo_conv_1 q6)
+    questions whose every evidence id was dropped (no recall): 1 (e.g. locomo_conv_1 q7)
+    adversarial evidence ids not used as recall: 1
+    empty sessions skipped: 1 (e.g. conv-2 session_4)
+    sessions dated before the previous one (placed right after it): 1 (e.g. conv-2 session_3)
+wrote 2 scenario files to {out} (each checked by the scenario loader)
+"""
+LOCOMO_PLAIN = {"locomo_conv_1.yaml": """# LoCoMo conversation conv-1, imported from locomo_small.json by `mtsbench import locomo`.
+# Turns are say steps (id = dia_id, text = 'SPEAKER: TEXT'); questions are probes after the last session.
+id: locomo_conv_1
+title: 'LoCoMo conv-1: Caroline and Melanie'
+language: en
+start: '2023-05-08T13:56:00'
+tags: [locomo]
+steps:
+- {id: 'D1:1', at: '2023-05-08T13:56:00', say: 'Caroline: Hey Mel! I went to a support group for painters yesterday.'}
+- {id: 'D1:2', at: '2023-05-08T13:57:00', say: 'Melanie: That sounds lovely. I ran a charity race for mental health on Saturday.'}
+- {id: 'D1:3', at: '2023-05-08T13:58:00', say: 'Caroline: Wow, how far did you run? [shared an image: a photo of a runner crossing a finish line]'}
+- {id: 'D1:4', at: '2023-05-08T13:59:00', say: 'Melanie: Ten kilometres! My kids cheered the whole way.'}
+- {id: 'D2:1', at: '2023-05-27T10:37:00', say: 'Melanie: I signed up for a pottery class last week.'}
+- {id: 'D2:2', at: '2023-05-27T10:38:00', say: 'Caroline: Pottery is great. I am researching adoption agencies.'}
+- {id: 'D2:3', at: '2023-05-27T10:39:00', say: 'Melanie: [shared an image: a bowl made in a pottery class]'}
+- {id: 'D3:1', at: '2023-06-09T20:10:00', say: 'Caroline: I gave a speech at a school about my journey.'}
+- {id: 'D3:2', at: '2023-06-09T20:11:00', say: 'Melanie: We went camping in the mountains with the kids.'}
+# q1 (temporal) answer: 7 May 2023
+- id: q1
+  at: '2023-06-10T20:11:00'
+  probe: When did Caroline go to the support group?
+  category: temporal
+  expect:
+    recall: ['D1:1']
+# q2 (multi-hop) answer: running, pottery, camping
+- id: q2
+  at: '2023-06-10T20:12:00'
+  probe: What activities does Melanie do?
+  category: multi-hop
+  expect:
+    recall: ['D1:2', 'D2:1', 'D3:2']
+# q3 (single-hop) answer: 10
+- id: q3
+  at: '2023-06-10T20:13:00'
+  probe: How many kilometres did Melanie run?
+  category: single-hop
+  expect:
+    recall: ['D1:4']
+# q4 (single-hop) answer: Adoption agencies
+- id: q4
+  at: '2023-06-10T20:14:00'
+  probe: What did Caroline research?
+  category: single-hop
+  expect:
+    recall: ['D2:2']
+# q5 (multi-hop) answer: mountains
+- id: q5
+  at: '2023-06-10T20:15:00'
+  probe: Where did Melanie camp?
+  category: multi-hop
+  expect:
+    recall: ['D3:2']
+# q6 (open-domain) answer: Likely yes
+- {id: q6, at: '2023-06-10T20:16:00', probe: 'Would Caroline enjoy a painting class?', category: open-domain}
+# q7 (single-hop) answer: a bowl
+- {id: q7, at: '2023-06-10T20:17:00', probe: 'What did Melanie make in pottery class?', category: single-hop}
+# q8 (adversarial) adversarial: the right answer is 'not mentioned'; trap answer: a dog
+- {id: q8, at: '2023-06-10T20:18:00', probe: 'What did Caroline adopt at the race?', category: adversarial, abstain: true}
+""",
+                "locomo_conv_2.yaml": """# LoCoMo conversation conv-2, imported from locomo_small.json by `mtsbench import locomo`.
+# Turns are say steps (id = dia_id, text = 'SPEAKER: TEXT'); questions are probes after the last session.
+id: locomo_conv_2
+title: 'LoCoMo conv-2: Jon and Gina'
+language: en
+start: '2023-01-20T16:04:00'
+tags: [locomo]
+steps:
+- {id: 'D1:1', at: '2023-01-20T16:04:00', say: 'Jon: I lost my job at the bank, so I am opening a dance studio.'}
+- {id: 'D1:2', at: '2023-01-20T16:05:00', say: 'Gina: I lost my job too and started an online clothing store.'}
+- {id: 'D2:1', at: '2023-01-29T14:32:00', say: 'Gina: My store sold its first dress today!'}
+- {id: 'D3:1', at: '2023-01-29T14:33:00', say: 'Jon: The dance studio opens next month.'}
+# q1 (single-hop) answer: a dance studio
+- id: q1
+  at: '2023-01-30T14:33:00'
+  probe: What business did Jon start?
+  category: single-hop
+  expect:
+    recall: ['D1:1', 'D3:1']
+# q2 (multi-hop) answer: she lost her job
+- id: q2
+  at: '2023-01-30T14:34:00'
+  probe: Why did Gina start a store?
+  category: multi-hop
+  expect:
+    recall: ['D1:2']
+"""}
+
+
+def test_locomo_without_annotations_is_byte_identical_to_before(cli, tmp_path):
+    out, _ = imported(cli, tmp_path, "locomo", LOCOMO)
+    assert out == LOCOMO_PLAIN_STDOUT.format(source=LOCOMO, out=tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(LOCOMO_PLAIN)
+    for name, text in LOCOMO_PLAIN.items():
+        assert (tmp_path / "out" / name).read_bytes() == text.encode("utf-8"), name
+
+
+def facts_of(step):
+    return [(f.key, f.text, f.value, f.belief) for f in step.hints.facts]
+
+
+def test_locomo_annotations_become_hints_on_the_right_turns(cli, tmp_path):
+    out, scenarios = imported(cli, tmp_path, "locomo", LOCOMO, "--annotations")
+    lines = [line.strip() for line in out.splitlines()]
+    for line in ["annotation hints written: 15 fact hints, 13 event hints, 5 idle nights",
+                 "observation entries split into several ids: 1 (e.g. 'D1:4; D1:3')",
+                 "observations naming several turns (fact on the first): 1 (e.g. conv-1 'D1:4; D1:3')",
+                 "malformed observation ids dropped: 1 (e.g. 'D')",
+                 "observation ids naming no turn dropped: 1 (e.g. 'D4:1')",
+                 "repeated observations on one turn dropped: 1 (e.g. conv-1 D3:2)",
+                 "events placed on another speaker's turn (no free turn of theirs): 1 (e.g. conv-1 session_1)",
+                 "events without a free turn in their session dropped: 2 (e.g. conv-2 session_2, conv-2 session_3)",
+                 "session gaps under 9h (no idle night): 1 (e.g. conv-2 after session_2)",
+                 # the evidence tallies are the observations' own: unchanged
+                 "malformed evidence ids dropped: 2 (e.g. 'D', 'D:11:26')",
+                 "evidence ids naming no turn dropped: 3 (e.g. 'D30:05', 'D9:1')"]:
+        assert line in lines, line
+    s = scenarios["locomo_conv_1"]
+    step = s.step_by_id
+    # facts: on the turn dia_id names; key obs.<speaker>.<crc32 of the normalised text>, value true, belief 0.9
+    assert facts_of(step("D1:1")) == [("obs.caroline.ae3b8d25", "Caroline went to a support group.", True, 0.9)]
+    assert [f.text for f in step("D1:4").hints.facts] == ["Melanie has kids.", "Melanie ran ten kilometres."]
+    assert step("D1:3").hints.facts == ()                    # 'D1:4; D1:3': the first turn only
+    kids = step("D1:4").hints.facts[0].key
+    assert [f.key for f in step("D3:2").hints.facts][1] == kids          # "Melanie  has kids!": the same fact
+    assert len(step("D3:2").hints.facts) == 2                # "Melanie has kids" once more on D3:2: kept once
+    assert all(x.hints.salience is None for x in s.steps)    # attention is left to the mock's heuristic
+    # events: on the speaker's first free turn of the session, else the session's first free turn
+    events = {x.id: (x.hints.event.category, x.hints.event.text, x.hints.event.valid)
+              for x in s.steps if x.hints.event is not None}
+    assert events == {
+        "D1:1": ("caroline.support", "Goes to a support group.", None),
+        "D1:2": ("melanie.charity", "Runs a charity race for mental health.", None),
+        "D1:4": ("melanie.kids", "Her kids cheer her on at the race.", None),
+        "D1:3": ("melanie.race", "Finishes the race in good time.", None),       # Melanie's turns were taken
+        "D2:1": ("melanie.pottery", "Signs up for a pottery class.", None),
+        "D2:3": ("melanie.pottery", "Makes a pottery bowl.", None),
+        "D2:2": ("caroline.adoption", "Researches adoption agencies.", None),
+        "D3:1": ("caroline.speech", "Gives a speech at a school about her journey.", None),
+        "D3:2": ("melanie.camping", "Goes camping in the mountains with the kids.", None)}
+    for sid, (category, _, _) in events.items():
+        if sid != "D1:3":
+            assert step(sid).text.startswith(category.split(".")[0].capitalize() + ": "), sid
+    # nights: an 8h idle one hour after each session's last turn, ending before the next step
+    assert [x.id for x in s.steps if x.kind != "probe"] == [
+        "D1:1", "D1:2", "D1:3", "D1:4", "night_1", "D2:1", "D2:2", "D2:3", "night_2", "D3:1", "D3:2", "night_3"]
+    for scenario in scenarios.values():
+        for i, x in enumerate(scenario.steps):
+            if x.kind == "idle":
+                before, after = scenario.steps[i - 1], scenario.steps[i + 1]
+                assert (before.kind, x.at - before.at, x.duration) == ("say", 3600.0, 8 * 3600.0)
+                assert x.at + x.duration <= after.at, x.id
+        assert [x.at for x in scenario.steps] == sorted(x.at for x in scenario.steps)
+    late = scenarios["locomo_conv_2"]
+    assert [x.id for x in late.steps if x.kind == "idle"] == ["night_1", "night_3"]     # session 3: 1 min after 2
+    assert late.step_by_id("D2:1").hints.event.category == "gina.online"     # Jon's event there: no free turn
+    assert late.step_by_id("D3:1").hints.event.category == "jon.dance"
+    assert late.step_by_id("D3:1").hints.facts[0].key == late.step_by_id("D1:1").hints.facts[1].key
+    text = (tmp_path / "out" / "locomo_conv_1.yaml").read_text()
+    assert "# session 1 summary (LoCoMo, not a hint): Caroline and Melanie catch up.\n- id: D1:1\n" in text
+    assert cli("validate", tmp_path / "out").returncode == 0
+
+
+def test_locomo_annotations_drive_summaries_events_and_consolidation(cli, tmp_path):
+    imported(cli, tmp_path, "locomo", LOCOMO, "--annotations")
+    _, summary = run_imported(cli, tmp_path)                 # the default configuration (mts, mock LLM)
+    trace = [json.loads(line) for line in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+
+    def of(kind, scenario):
+        return [r for r in trace if r["event"] == kind and r["scenario"] == scenario]
+
+    one = "locomo_conv_1"
+    assert [(r["steps"], r["facts"], r["events"]) for r in of("summarized", one)] == [
+        (["D1:1", "D1:2", "D1:3", "D1:4"], 4, 4), (["D2:1", "D2:2", "D2:3"], 3, 3), (["D3:1", "D3:2"], 3, 2)]
+    assert [r["t"] for r in of("summarized", one)] == [r["t"] for r in of("idle", one)]   # at each night
+    assert [(r["category"], r["joined"]) for r in of("event", one) if r["category"] == "melanie.pottery"] == [
+        ("melanie.pottery", False), ("melanie.pottery", True)]
+    assert len(of("consolidation", one)) == 3
+    merged = of("merged", one)                               # "Melanie has kids." restated in session 3
+    assert len(merged) == 1 and merged[0]["belief"][1] > merged[0]["belief"][0] == 0.9
+    two = "locomo_conv_2"
+    assert [(r["category"], r["joined"]) for r in of("event", two)] == [
+        ("jon.dance", False), ("gina.online", False), ("gina.online", True), ("jon.dance", True)]
+    assert len(of("merged", two)) == 1                       # "Jon is opening a dance studio." twice
+    processes = summary["overall"]["processes"]
+    assert processes["summarize"]["runs"] == 5 and processes["consolidate"]["runs"] == 5
+    assert processes["infer"]["runs"] > 0                    # runs on every turn; no infer hints: no impressions
+
+
+@pytest.mark.parametrize("mutate,message", [
+    (lambda d: d[0].update(observation=["D1:1"]), "conversation 0 (conv-1): observation: expected a mapping of "
+     "session_<n>_observation entries, got ['D1:1']"),
+    (lambda d: d[1]["event_summary"].update(events_session_2=["x"]), "conversation 1 (conv-2): "
+     "event_summary.events_session_2: expected a mapping {SPEAKER: [EVENT, ...], date: DATE}, got ['x']"),
+])
+def test_locomo_broken_annotations_fail_only_with_the_flag(cli, tmp_path, mutate, message):
+    bad = tmp_path / "locomo10.json"
+    bad.write_text(json.dumps(broken_locomo(mutate)))
+    done = cli("import", "locomo", bad, "-o", tmp_path / "out", "--annotations")
+    assert (done.returncode, done.stderr) == (2, f"mtsbench: {bad}: {message}\n")
+    assert cli("import", "locomo", bad, "-o", tmp_path / "out").returncode == 0    # not read without the flag

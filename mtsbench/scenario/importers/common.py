@@ -61,10 +61,15 @@ class Tally:
     counts: dict[str, int] = field(default_factory=dict)
     repairs: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def add(self, label: str, n: int = 1) -> None:
         """Count something imported."""
         self.counts[label] = self.counts.get(label, 0) + n
+
+    def note(self, line: str) -> None:
+        """A line of its own, printed after the counts (several numbers that belong together)."""
+        self.notes.append(line)
 
     def repair(self, label: str, n: int = 1, example: str | None = None) -> None:
         """Count something dropped or repaired."""
@@ -74,15 +79,17 @@ class Tally:
             seen.append(example)
 
     def lines(self) -> list[str]:
-        """``label: count``, imported first, then ``dropped or repaired:`` with examples.
+        """``label: count``, imported first, then the notes, then ``dropped or repaired:`` with examples.
 
         >>> t = Tally(); t.add("turns", 3); t.repair("malformed evidence ids dropped", 1, "'D'")
         >>> print("\\n".join(t.lines()))
         turns: 3
         dropped or repaired:
           malformed evidence ids dropped: 1 (e.g. 'D')
+        >>> t.note("hints written: 2 facts, 1 event"); t.lines()[1]
+        'hints written: 2 facts, 1 event'
         """
-        out = [f"{label}: {n}" for label, n in self.counts.items()]
+        out = [f"{label}: {n}" for label, n in self.counts.items()] + self.notes
         out += ["dropped or repaired:" + ("" if self.repairs else " nothing")]
         out += [f"  {label}: {n}" + (f" (e.g. {', '.join(self.examples[label])})" if self.examples[label] else "")
                 for label, n in self.repairs.items()]

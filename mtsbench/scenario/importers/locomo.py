@@ -19,11 +19,61 @@
   ``D<session>:<turn>`` are dropped as malformed (``"D"``, ``"D:11:26"``); ids naming no
   turn of the conversation are dropped (``"D30:05"``: no leading-zero guessing);
   repeats within a question are dropped.
+
+With ``--annotations`` the data set's own per-session annotations (LLM-generated and
+human-checked by its authors, not ours) become the hints a perfect LLM would give (the
+mock LLM reads them), so that summarization, major events and consolidation act on real
+dialogue. Without the flag the annotations are not read and the output is unchanged.
+
+- Facts: each ``observation`` entry ``session_<n>_observation: {SPEAKER: [[TEXT, DIA_ID],
+  ...]}`` is a fact hint on the turn DIA_ID names (cleaned like evidence ids, counted apart
+  as observation ids; an entry naming several turns goes on the first; one naming no turn
+  is dropped): ``key: obs.<speaker>.<crc32>``, ``value: true``, ``text: TEXT``,
+  ``belief: 0.9`` (``OBSERVATION_BELIEF``). The data set names no keys, so the key is a
+  placeholder identity: the speaker (lower case, non-word runs as ``_``) and 8 hex digits
+  of the CRC-32 of the normalised text (lower case, whitespace collapsed, trailing
+  punctuation stripped, ``fact_key``). Only a restatement with the same text is "the same
+  fact", to be merged at consolidation; a reworded restatement is another fact, and since
+  every value is ``true`` no observation ever contradicts another. Keyless identity by
+  similarity (what an LLM judging the pair would do) is future work. 0.9: the annotations
+  are checked by people, so more than the 0.7 a scenario fact gets by default, short of 1
+  because they are still one model's extraction. The same key twice on one turn is kept
+  once (counted).
+- Events: each event TEXT of speaker S in ``event_summary.events_session_<n>`` (the
+  ``date`` key is not an event) is an event hint ``{category, text: TEXT}`` on the first
+  turn of S in session n that carries no event hint yet; if S has none free, the first
+  free turn of the session; if every turn of the session has one, or the session has no
+  turns, the event is dropped (counted). ``valid`` is not given: the category's default
+  validity of the ``events`` policy applies. The category (``event_category``) is
+  ``<speaker>.<word>``, word = the first content word of TEXT: the words are TEXT's runs
+  of letters, lower case, without one-letter words and both speakers' names; the first of
+  them is dropped when it looks like a verb (not in ``STOP_WORDS`` and ending in ``s`` but
+  not ``ss``, or in ``ed``); word = the first remaining word not in ``STOP_WORDS``
+  (function words and a few light verbs: go, make, start, ...), ``event`` if none
+  ("Goes to a support group." -> ``caroline.support``, "Caroline attends an LGBTQ support
+  group." -> ``caroline.lgbtq``, "The dance studio opens." -> ``jon.dance``). Crude on
+  purpose (no parser, no LLM): the category decides which tags join one event (the
+  latest of its category, unless stale), and a first word is a poor name for a storyline
+  -- the same storyline worded another way splits, two unrelated events sharing a first
+  word within the validity join, an adjective or a plural noun can lead or be skipped.
+- Nights: after each session, when the next step (the next session's first turn, or the
+  first question after the last session) comes at least 9 hours after its last turn, an
+  ``idle: 8h`` step ``night_<n>`` one hour after that last turn, so consolidation runs
+  between sessions; shorter gaps get no night (counted). Times stay in order and the
+  night ends before the next step.
+- ``session_summary`` is not a hint (the mock writes its own summary text); it is kept as
+  a comment above the session's first turn. No ``salience`` hints are written: attention
+  is left to the mock's cue-word heuristic.
+
+The command prints one line with the numbers of fact hints, event hints and nights written.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+import zlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -40,6 +90,21 @@ DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 SESSION = re.compile(r"session_(\d+)")
 SESSION_DATE = re.compile(r"session_(\d+)_date_time")
 EVIDENCE_ID = re.compile(r"D(\d+):(\d+)")
+OBSERVATION = re.compile(r"session_(\d+)_observation")
+EVENTS = re.compile(r"events_session_(\d+)")
+SUMMARY = re.compile(r"session_(\d+)_summary")
+OBSERVATION_BELIEF = 0.9          # human-checked annotations: above a scenario fact's default 0.7, short of 1
+NIGHT = 8 * 3600.0                # an idle night lasts 8 hours ...
+NIGHT_AFTER = 3600.0              # ... and starts one hour after the session's last turn
+WORD = re.compile(r"[^\W\d_]+")
+STOP_WORDS = frozenset(
+    "a an the this that these those some any another other each every all both no not "
+    "my your his her its our their me him them us it he she they we you i "
+    "to for of in on at with from by about into onto over under after before during up down out off as "
+    "and or but so then than also again just very more most first new own "
+    "is are was were be been being am has have had do does did will would can could should may might "
+    "go goes went going gets get got getting make makes made take takes took give gives gave "
+    "start starts started begin begins began plan plans planned decide decides decided try tries tried".split())
 
 
 class _Loose(BaseModel):
@@ -65,6 +130,9 @@ class Conversation(_Loose):
     sample_id: StrictStr
     conversation: dict[str, Any]
     qa: list[QA]
+    observation: Any = None            # the annotations: read (and checked) only with --annotations
+    event_summary: Any = None
+    session_summary: Any = None
 
 
 class Speakers(_Loose):
@@ -78,20 +146,80 @@ _TURNS = TypeAdapter(list[Turn])
 
 
 def convert(path: Path, turn_gap: float = 60.0, questions_after: float = DAY, k: int | None = None,
-            motivation: float | None = None, limit: int | None = None) -> tuple[list[Draft], Tally]:
-    """Drafts of every conversation of a LoCoMo file, and the tally of what was repaired."""
+            motivation: float | None = None, limit: int | None = None,
+            annotations: bool = False) -> tuple[list[Draft], Tally]:
+    """Drafts of every conversation of a LoCoMo file, and the tally of what was repaired;
+    ``annotations``: the data set's observations and events become hints (module docstring)."""
     tally = Tally()
+    written = _Written() if annotations else None
     drafts = each_item(path, "conversation", "sample_id", limit, lambda item, where: _conversation(
-        parse(_CONVERSATION, item, where), where, path, tally, turn_gap, questions_after, k, motivation))
+        parse(_CONVERSATION, item, where), where, path, tally, turn_gap, questions_after, k, motivation,
+        written))
+    if written is not None:
+        tally.note(f"annotation hints written: {written.facts} fact hints, {written.events} event hints, "
+                   f"{written.nights} idle nights")
     return drafts, tally
 
 
 def _arguments(parser) -> None:
     parser.add_argument("--questions-after", type=duration, default=DAY, metavar="DURATION",
                         help="time from the last turn to the first question (default 1d); questions are 1m apart")
+    parser.add_argument("--annotations", action="store_true",
+                        help="turn the data set's own observations into fact hints and its event summaries into "
+                             "event hints, and add an 8h idle night after each session (for the mock LLM)")
 
 
-register(Importer("locomo", "LoCoMo (locomo10.json)", "conversation", convert, _arguments, ("questions_after",)))
+register(Importer("locomo", "LoCoMo (locomo10.json)", "conversation", convert, _arguments,
+                  ("questions_after", "annotations")))
+
+
+@dataclass
+class _Written:
+    """How many annotation hints and nights were written (all conversations)."""
+
+    facts: int = 0
+    events: int = 0
+    nights: int = 0
+
+
+def fact_key(speaker: str, text: str) -> str:
+    """The placeholder key of an observation: ``obs.<speaker>.<crc32 of the normalised text>``.
+
+    >>> a = fact_key("Caroline", "Caroline went to a  support group.")
+    >>> a, a == fact_key("Caroline", "caroline went to a support group")
+    ('obs.caroline.ae3b8d25', True)
+    >>> fact_key("Mary Ann", "She likes tea!") == fact_key("Mary Ann", "she likes tea"), fact_key("Mary Ann", "x")[:13]
+    (True, 'obs.mary_ann.')
+    >>> fact_key("Mary Ann", "She likes tea") == fact_key("Mary Ann", "She likes coffee")
+    False
+    """
+    norm = " ".join(text.lower().split())
+    while norm and (unicodedata.category(norm[-1]).startswith("P") or norm[-1].isspace()):
+        norm = norm[:-1]
+    return f"obs.{_slug(speaker)}.{zlib.crc32(norm.encode('utf-8')) & 0xFFFFFFFF:08x}"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"\W+", "_", name.casefold()).strip("_") or "speaker"
+
+
+def event_category(speaker: str, text: str, names: tuple[str, ...] = ()) -> str:
+    """``<speaker>.<first content word>`` (module docstring: crude, no parser).
+
+    >>> event_category("Caroline", "Goes to a support group.")
+    'caroline.support'
+    >>> event_category("Caroline", "Caroline attends an LGBTQ support group.", ("Caroline", "Melanie"))
+    'caroline.lgbtq'
+    >>> event_category("Jon", "The dance studio opens next month."), event_category("Jon", "Is it?")
+    ('jon.dance', 'jon.event')
+    """
+    skip = {n.casefold() for n in names} | {speaker.casefold()}
+    words = [w for w in WORD.findall(text.casefold()) if len(w) > 1 and w not in skip]
+    if words and words[0] not in STOP_WORDS and (words[0].endswith("ed") or (
+            words[0].endswith("s") and not words[0].endswith("ss"))):
+        words = words[1:]
+    word = next((w for w in words if w not in STOP_WORDS), "event")
+    return f"{_slug(speaker)}.{word}"
 
 
 def parse_date(value, where: str) -> datetime:
@@ -128,20 +256,31 @@ def _sessions(conv: dict, where: str, tally: Tally, sample: str) -> list[tuple[i
 
 
 def _conversation(c: Conversation, where: str, path: Path, tally: Tally, turn_gap: float, questions_after: float,
-                  k: int | None, motivation: float | None) -> Draft:
+                  k: int | None, motivation: float | None, written: _Written | None = None) -> Draft:
     speakers = parse(_SPEAKERS, c.conversation, where, "conversation")
     sessions = _sessions(c.conversation, where, tally, c.sample_id)
+    header = (f"LoCoMo conversation {c.sample_id}, imported from {path.name} by `mtsbench import locomo`.\n"
+              "Turns are say steps (id = dia_id, text = 'SPEAKER: TEXT'); questions are probes after the "
+              "last session.")
+    if written is not None:
+        header += ("\nWith --annotations: the data set's observations are fact hints (key obs.SPEAKER.CRC32, "
+                   f"value true, belief {OBSERVATION_BELIEF:g}), its event summaries event hints (category "
+                   "SPEAKER.FIRST_CONTENT_WORD), night_N steps idle 8h after a session; its session summaries "
+                   "are comments, not hints.")
     draft = Draft(scenario_id("locomo", c.sample_id), f"LoCoMo {c.sample_id}: {speakers.speaker_a} and "
-                  f"{speakers.speaker_b}", iso(sessions[0][1]), ["locomo"],
-                  f"LoCoMo conversation {c.sample_id}, imported from {path.name} by `mtsbench import locomo`.\n"
-                  "Turns are say steps (id = dia_id, text = 'SPEAKER: TEXT'); questions are probes after the "
-                  "last session.")
+                  f"{speakers.speaker_b}", iso(sessions[0][1]), ["locomo"], header)
+    summaries = _session_summaries(c.session_summary, where, tally) if written is not None else {}
+    by_session: dict[int, list[tuple[str, dict]]] = {}      # session -> (speaker, step) of its turns
     turn_ids: set[str] = set()
     last = None
     for j, (n, start, turns) in enumerate(sessions):
         if last is not None and start <= last:
             tally.repair("sessions dated before the previous one (placed right after it)", 1, f"{c.sample_id} session_{n}")
             start = last + timedelta(seconds=turn_gap)
+        if written is not None and last is not None:
+            _night(draft, sessions[j - 1][0], last, start, tally, written, c.sample_id)
+        if n in summaries:
+            draft.comments[len(draft.steps)] = f"session {n} summary (LoCoMo, not a hint): {summaries[n]}"
         nxt = sessions[j + 1][1] if j + 1 < len(sessions) else None
         times = spaced(start, len(turns), turn_gap, nxt if nxt is not None and nxt > start else None)
         for t, (turn, at) in enumerate(zip(turns, times)):
@@ -155,17 +294,118 @@ def _conversation(c: Conversation, where: str, path: Path, tally: Tally, turn_ga
                 parts.append(f"[shared an image: {turn.blip_caption.strip()}]")
                 tally.add("image captions appended")
             draft.steps.append({"id": sid, "at": iso(at), "say": f"{turn.speaker}: " + " ".join(p for p in parts if p)})
+            by_session.setdefault(n, []).append((turn.speaker, draft.steps[-1]))
             last = at
         tally.add("sessions")
         tally.add("turns", len(turns))
     asked = last + timedelta(seconds=questions_after)
+    if written is not None:
+        if c.qa:
+            _night(draft, sessions[-1][0], last, asked, tally, written, c.sample_id)
+        names = (speakers.speaker_a, speakers.speaker_b)
+        _facts(c.observation, where, by_session, tally, written, c.sample_id)
+        _events(c.event_summary, where, by_session, names, tally, written, c.sample_id)
     for q, qa in enumerate(c.qa):
         _question(draft, qa, q, asked + timedelta(minutes=q), turn_ids, tally, k, motivation)
     return draft
 
 
-def clean_evidence(entries: list, turn_ids: set[str], tally: Tally) -> list[str]:
-    """The evidence ids that name turns, in order, each once (drops and splits are tallied).
+def _night(draft: Draft, n: int, last: datetime, nxt: datetime, tally: Tally, written: _Written, sample: str) -> None:
+    """An 8h idle step one hour after session n's last turn, if it ends by ``nxt`` (the next step)."""
+    at = last + timedelta(seconds=NIGHT_AFTER)
+    if at + timedelta(seconds=NIGHT) > nxt:
+        tally.repair("session gaps under 9h (no idle night)", 1, f"{sample} after session_{n}")
+        return
+    draft.steps.append({"id": f"night_{n}", "at": iso(at), "idle": "8h"})
+    written.nights += 1
+
+
+def _annotation(value, where: str, field: str, pattern: re.Pattern, what: str, tally: Tally) -> dict[int, object]:
+    """An annotation mapping ``{<pattern with the session number>: VALUE}`` by session number
+    (None or absent: none); keys that do not match are ignored (counted)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise DataError(f"{where}: {field}: expected a mapping of {what}, got {brief(value)}")
+    out = {}
+    for key, v in value.items():
+        if (m := pattern.fullmatch(str(key))):
+            out[int(m.group(1))] = v
+        else:
+            tally.repair("annotation keys not understood (ignored)", 1, f"{field}.{key}")
+    return out
+
+
+def _session_summaries(value, where: str, tally: Tally) -> dict[int, str]:
+    texts = _annotation(value, where, "session_summary", SUMMARY, "session_<n>_summary texts", tally)
+    return {n: " ".join(v.split()) for n, v in texts.items() if isinstance(v, str) and v.strip()}
+
+
+def _facts(value, where: str, by_session: dict[int, list[tuple[str, dict]]], tally: Tally, written: _Written,
+           sample: str) -> None:
+    """Each observation [TEXT, DIA_ID] as a fact hint on the turn DIA_ID names (module docstring)."""
+    steps = {step["id"]: step for turns in by_session.values() for _, step in turns}
+    for n, speakers in sorted(_annotation(value, where, "observation", OBSERVATION,
+                                          "session_<n>_observation entries", tally).items()):
+        if not isinstance(speakers, dict):
+            raise DataError(f"{where}: observation.session_{n}_observation: expected a mapping "
+                            f"{{SPEAKER: [[TEXT, DIA_ID], ...]}}, got {brief(speakers)}")
+        for speaker, entries in speakers.items():
+            for entry in entries if isinstance(entries, list) else [entries]:
+                if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                        and entry[0].strip()):
+                    tally.repair("malformed observations dropped (expected [TEXT, DIA_ID])", 1, brief(entry))
+                    continue
+                text, ids = " ".join(entry[0].split()), entry[1]
+                found = clean_evidence(ids if isinstance(ids, list) else [ids], set(steps), tally, "observation")
+                if not found:
+                    tally.repair("observations naming no turn dropped", 1, f"{sample} session_{n}: {brief(text)}")
+                    continue
+                if len(found) > 1:
+                    tally.repair("observations naming several turns (fact on the first)", 1, f"{sample} {brief(ids)}")
+                facts = steps[found[0]].setdefault("hints", {}).setdefault("facts", [])
+                key = fact_key(str(speaker), text)
+                if any(f["key"] == key for f in facts):
+                    tally.repair("repeated observations on one turn dropped", 1, f"{sample} {found[0]}")
+                    continue
+                facts.append({"key": key, "text": text, "value": True, "belief": OBSERVATION_BELIEF})
+                written.facts += 1
+
+
+def _events(value, where: str, by_session: dict[int, list[tuple[str, dict]]], names: tuple[str, ...], tally: Tally,
+            written: _Written, sample: str) -> None:
+    """Each event of speaker S in session n as an event hint on a free turn of S in n (module docstring)."""
+    for n, speakers in sorted(_annotation(value, where, "event_summary", EVENTS,
+                                          "events_session_<n> entries", tally).items()):
+        if not isinstance(speakers, dict):
+            raise DataError(f"{where}: event_summary.events_session_{n}: expected a mapping "
+                            f"{{SPEAKER: [EVENT, ...], date: DATE}}, got {brief(speakers)}")
+        turns = by_session.get(n, [])
+        for speaker, texts in speakers.items():
+            if speaker == "date":
+                continue
+            for text in texts if isinstance(texts, list) else [texts]:
+                if not isinstance(text, str) or not text.strip():
+                    tally.repair("malformed events dropped (expected text)", 1, brief(text))
+                    continue
+                free = [(who, step) for who, step in turns if "event" not in step.get("hints", {})]
+                own = [step for who, step in free if who.strip().casefold() == str(speaker).strip().casefold()]
+                if not free:
+                    tally.repair("events without a free turn in their session dropped", 1, f"{sample} session_{n}")
+                    continue
+                if not own:
+                    tally.repair("events placed on another speaker's turn (no free turn of theirs)", 1,
+                                 f"{sample} session_{n}")
+                step = own[0] if own else free[0][1]
+                text = " ".join(text.split())
+                step.setdefault("hints", {})["event"] = {"category": event_category(str(speaker), text, names),
+                                                         "text": text}
+                written.events += 1
+
+
+def clean_evidence(entries: list, turn_ids: set[str], tally: Tally, what: str = "evidence") -> list[str]:
+    """The evidence ids that name turns, in order, each once (drops and splits are tallied,
+    labelled with ``what``).
 
     >>> t = Tally()
     >>> clean_evidence(["D1:1; D1:2", "D", "D:11:26", "D30:05", "D1:1", 7, "D1:3 D1:2"], {"D1:1", "D1:2", "D1:3"}, t)
@@ -178,20 +418,20 @@ def clean_evidence(entries: list, turn_ids: set[str], tally: Tally) -> list[str]
     out: list[str] = []
     for entry in entries:
         if not isinstance(entry, str):
-            tally.repair("malformed evidence ids dropped", 1, brief(entry))
+            tally.repair(f"malformed {what} ids dropped", 1, brief(entry))
             continue
         parts = [p for p in re.split(r"[;,\s]+", entry) if p]
         if len(parts) > 1:
-            tally.repair("evidence entries split into several ids", 1, brief(entry))
+            tally.repair(f"{what} entries split into several ids", 1, brief(entry))
         if not parts:
-            tally.repair("malformed evidence ids dropped", 1, brief(entry))
+            tally.repair(f"malformed {what} ids dropped", 1, brief(entry))
         for part in parts:
             if not EVIDENCE_ID.fullmatch(part):
-                tally.repair("malformed evidence ids dropped", 1, brief(part))
+                tally.repair(f"malformed {what} ids dropped", 1, brief(part))
             elif part not in turn_ids:
-                tally.repair("evidence ids naming no turn dropped", 1, brief(part))
+                tally.repair(f"{what} ids naming no turn dropped", 1, brief(part))
             elif part in out:
-                tally.repair("repeated evidence ids dropped", 1, brief(part))
+                tally.repair(f"repeated {what} ids dropped", 1, brief(part))
             else:
                 out.append(part)
     return out
