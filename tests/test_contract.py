@@ -22,13 +22,7 @@ from mtsbench.runner import build_system, drive, load_all, run
 OPTIONS = [(g, o) for g, opts in mechanism_groups().items() for o in opts]
 # Options known to break a generic check, with what breaks: each is an expected failure (strict:
 # once fixed, the entry must go).
-KNOWN_VIOLATIONS = {
-    ("llm", "openai", "constructor"): "OpenAILLM.__init__ validates, folds temperature/seed/max_tokens into "
-                                      "params, keeps no api_key_env/response_format and builds its HTTP client",
-    ("llm", "openai", "deepcopy"): "OpenAILLM holds an openai client (an RLock): it cannot be deep-copied",
-    ("llm", "replay", "constructor"): "ReplayLLM.__init__ opens the cassette into a Cassette object and "
-                                      "checks its profiles instead of storing its parameters",
-}
+KNOWN_VIOLATIONS: dict[tuple[str, str, str], str] = {}
 CASES = [pytest.param(g, o, c, id=f"{g}={o}-{c}",
                       marks=[pytest.mark.xfail(reason=KNOWN_VIOLATIONS[g, o, c], raises=AssertionError, strict=True)]
                       if (g, o, c) in KNOWN_VIOLATIONS else [])

@@ -17,13 +17,16 @@ def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
         cfg, _ = compose(["llm=openai", f"llm.base_url={server.url}", "llm.model=fake", f"llm.record={cassette}",
                           "seed=5"])
         live = instantiate(cfg.llm)
-        assert isinstance(live, OpenAILLM) and live.params == {"temperature": 0.0, "seed": 5}
+        assert isinstance(live, OpenAILLM) and (live.temperature, live.seed, live.max_tokens) == (0.0, 5, None)
         assert (live.timeout, live.max_retries, live.on_failure) == (60.0, 2, "raise")
+        assert live.api_key_env == "OPENAI_API_KEY" and live.response_format == "json_schema"
         check_component("llm", live)
+        assert live.params_ == {"temperature": 0.0, "seed": 5}   # derived at the first call
         assert len(server.requests) == 6   # one request per task: check_llm asks all six
     cfg, _ = compose(["llm=replay", f"llm.cassette={cassette}"])
     replay = instantiate(cfg.llm)
-    assert isinstance(replay, ReplayLLM) and replay.model == "fake"
+    assert isinstance(replay, ReplayLLM) and replay.model is None and replay.cassette == str(cassette)
     check_component("llm", replay)
+    assert replay.model_ == "fake"         # the cassette's only recording, picked at the first call
     cfg, _ = compose([])
     assert isinstance(instantiate(cfg.llm), MockLLM)

@@ -1,6 +1,8 @@
 """The openai backend through the real ``openai`` client against a local fake server."""
 
+import copy
 import json
+import pickle
 import time
 
 import pytest
@@ -135,7 +137,51 @@ def test_a_server_without_json_schema_falls_back_and_remembers():
         assert llm.meter.retries == 1
         again = backend(server)           # a new backend (next scenario) of the same run
         assert again.infer(ITEM, []) == ()
-        assert server.requests[-1][1]["response_format"] == {"type": "json_object"} and len(server.requests) == 3
+        assert server.requests[-1][1]["response_format"] == {"type": "json_object",
+                                                             "schema": server.requests[-1][1]["response_format"]
+                                                             ["schema"]} and len(server.requests) == 3
+        assert server.response_formats[-1]["schema"]["required"] == ["impressions"]   # the task's schema
+
+
+def test_a_500_naming_response_format_falls_back_at_once_and_json_object_carries_the_schema():
+    with FakeOpenAI(formats=("json_object",), reject_status=500) as server:    # as llama-cpp-python answers
+        llm = backend(server, max_retries=2)
+        assert llm.rate_attention(ITEM, SHOWN) is not None
+        sent = server.response_formats
+        assert [rf["type"] for rf in sent] == ["json_schema", "json_object"]    # no client retry of the 500
+        assert sent[1] == {"type": "json_object", "schema": sent[0]["json_schema"]["schema"]}
+        assert sent[1]["schema"]["required"] == ["score"]
+        assert llm.meter.retries == 1 and llm.meter.failures == 0
+        assert llm.meter.by_task["rate_attention"]["retries"] == 1
+        assert llm.summarize([ITEM]) is not None                              # the working mode is remembered
+        assert server.response_formats[-1]["type"] == "json_object" and len(server.requests) == 3
+
+
+def test_a_500_naming_response_format_in_any_case_falls_back(server):
+    server.push(Reply(500, content="Internal error: unsupported RESPONSE_FORMAT json_schema"))
+    llm = backend(server)
+    assert llm.rate_attention(ITEM, SHOWN) is not None
+    assert [rf["type"] for rf in server.response_formats] == ["json_schema", "json_object"]
+    assert llm.meter.retries == 1
+
+
+def test_a_500_naming_response_format_everywhere_ends_in_plain_text():
+    with FakeOpenAI(formats=(), reject_status=500, answer=lambda body: 'Sure: {"score": 3}') as server:
+        llm = backend(server)
+        assert llm.rate_attention(ITEM, SHOWN) == 3.0
+        assert [rf and rf["type"] for rf in server.response_formats] == ["json_schema", "json_object", None]
+        assert llm.meter.retries == 2
+
+
+def test_a_500_not_naming_response_format_is_still_a_transport_failure(server):
+    server.push(*[Reply(500, content="model crashed", headers=FAST)] * 3)
+    llm = backend(server, max_retries=2, on_failure="skip")
+    assert llm.rate_attention(ITEM, SHOWN) is None
+    assert [rf["type"] for rf in server.response_formats] == ["json_schema"] * 3    # retried, no fallback
+    assert llm.meter.failures == 1 and llm.meter.retries == 2
+    server.push(*[Reply(500, content="model crashed", headers=FAST)] * 2)
+    with pytest.raises(LLMError, match=r"HTTP 500 .*model crashed \(after 1 retry\)"):
+        backend(server, max_retries=1).rate_attention(ITEM, SHOWN)
 
 
 def test_a_server_without_any_response_format_gets_plain_json():
@@ -177,10 +223,41 @@ def test_the_key_comes_from_the_named_variable_and_is_never_recorded(server, tmp
     assert server.requests[-1][0]["authorization"] == "Bearer unused"
 
 
-def test_missing_settings_are_one_line_errors(server):
+def test_missing_settings_are_one_line_errors_at_the_first_call(server):
     for kw, what in [({"model": "m"}, "llm.base_url is not set"), ({"base_url": server.url}, "llm.model is not set"),
                      ({"base_url": server.url, "model": "m", "on_failure": "ignore"}, "llm.on_failure must be one of"),
                      ({"base_url": server.url, "model": "m", "response_format": "xml"}, "llm.response_format")]:
-        with pytest.raises(LLMError, match=what):
-            OpenAILLM(**kw)
+        llm = OpenAILLM(**kw)                       # constructing only stores the parameters
+        for _ in range(2):                          # the same error at every call, not just the first
+            with pytest.raises(LLMError, match=what) as e:
+                llm.rate_attention(ITEM, SHOWN)
+            assert str(e.value).startswith("LLM backend: ") and "\n" not in str(e.value)
+        assert llm.meter.calls == 0
     assert server.requests == []
+
+
+def test_the_constructor_only_stores_its_parameters(server, monkeypatch):
+    monkeypatch.setenv("MY_LLM_KEY", "sk-distinctive-7f3a9c")
+    given = dict(base_url=server.url, model="any", api_key_env="MY_LLM_KEY", temperature=0.5, seed=3,
+                 max_tokens=None, timeout=5, max_retries=1, response_format="json_object", on_failure="skip",
+                 record=None)
+    llm = OpenAILLM(**given)
+    assert {k: v for k, v in vars(llm).items() if k != "meter"} == given and llm.meter.calls == 0
+    assert "sk-distinctive-7f3a9c" not in repr(vars(llm))
+    llm.rate_attention(ITEM, SHOWN)
+    assert (llm.model_, llm.params_) == ("any", {"temperature": 0.5, "seed": 3})
+    assert server.requests[0][0]["authorization"] == "Bearer sk-distinctive-7f3a9c"
+    assert server.response_formats[0]["type"] == "json_object"
+    assert "sk-distinctive-7f3a9c" not in repr({k: v for k, v in vars(llm).items() if k != "client_"})
+
+
+def test_a_copy_works_before_and_after_the_client_is_built(server):
+    fresh = backend(server)
+    twin = copy.deepcopy(fresh)
+    assert twin.rate_attention(ITEM, SHOWN) == fresh.rate_attention(ITEM, SHOWN)
+    assert twin.meter.calls == fresh.meter.calls == 1
+    used = copy.deepcopy(fresh)                     # the client is left out and rebuilt on first use
+    assert "client_" in vars(fresh) and "client_" not in vars(used)
+    assert used.rate_attention(ITEM, SHOWN) == fresh.rate_attention(ITEM, SHOWN)
+    assert used.meter.calls == 2 and fresh.meter.calls == 2 and used.client_ is not fresh.client_
+    assert pickle.loads(pickle.dumps(fresh)).infer(ITEM, []) == ()

@@ -1,5 +1,6 @@
 """Record/replay: cassettes keyed by request, offline answers, misses, concurrent writers."""
 
+import copy
 import json
 import subprocess
 import sys
@@ -69,15 +70,35 @@ def test_parameters_are_part_of_the_key_and_pick_the_recording(tmp_path):
             Item("Milk is on the table.", "perceive", "s"), [])
     keys = [r["key"] for r in read(cassette) if r["task"] == "rate_attention"]
     assert len(set(keys)) == 2                        # same prompt, other temperature: another key
-    with pytest.raises(LLMError, match="several match"):
-        ReplayLLM(str(cassette))
     item = Item("Milk is on the table.", "perceive", "s")
+    with pytest.raises(LLMError, match="several match"):           # raised at the first call
+        ReplayLLM(str(cassette)).rate_attention(item, [])
     assert ReplayLLM(str(cassette), temperature=0.7).rate_attention(item, []) == 9.5
     assert ReplayLLM(str(cassette), temperature=0.0).rate_attention(item, []) == answers[0]
     with pytest.raises(LLMError, match="none matches"):
-        ReplayLLM(str(cassette), model="m2")
+        ReplayLLM(str(cassette), model="m2").rate_attention(item, [])
     with pytest.raises(LLMError, match="does not exist"):
-        ReplayLLM(str(tmp_path / "nope.jsonl"))
+        ReplayLLM(str(tmp_path / "nope.jsonl")).rate_attention(item, [])
+
+
+def test_the_constructor_only_stores_its_parameters_and_errors_come_at_the_first_call(tmp_path):
+    cassette, answers, _ = record(tmp_path)
+    given = dict(cassette=str(cassette), model=None, temperature=None, seed=None, on_failure="raise")
+    replay = ReplayLLM(**given)
+    assert {k: v for k, v in vars(replay).items() if k != "meter"} == given
+    twin = copy.deepcopy(replay)
+    assert every_task(replay) == answers == every_task(twin)
+    assert (replay.backend_, replay.model_, replay.params_) == ("openai", "m1", {"temperature": 0.0})
+    assert every_task(copy.deepcopy(replay)) == answers    # a used one copies too (answers repeat the last)
+    item = Item("Milk is on the table.", "perceive", "s")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    for kw, what in [({}, "llm.cassette is not set"), ({"cassette": str(bad)}, "is unreadable: .*line 1 is not JSON"),
+                     ({"cassette": str(cassette), "on_failure": "ignore"}, "llm.on_failure must be one of")]:
+        llm = ReplayLLM(**kw)
+        with pytest.raises(LLMError, match=what) as e:
+            llm.rate_attention(item, [])
+        assert str(e.value).startswith("LLM backend: ") and "\n" not in str(e.value)
 
 
 def test_repeated_prompts_replay_in_recorded_order(tmp_path):

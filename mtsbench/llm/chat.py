@@ -9,8 +9,13 @@ fails the call: ``on_failure: raise`` raises ``LLMError`` (one line: task and re
 ``on_failure: skip`` returns None. Either way the call is metered with the tokens of all
 its requests, the requests re-sent within it (``retries``) and whether it failed.
 
-A request is identified by ``cassette.request_key(backend, model, task, messages,
-params)``; backends that record write one cassette line per request under that key, and
+Constructors only store their parameters (the scikit-learn rule, ``checks.py``): a
+backend checks its configuration and derives what its requests need on first use
+(``_ready``, once; a bad configuration raises the same one-line ``LLMError`` then), into
+attributes ending in ``_``: ``backend_``, ``model_`` and ``params_`` identify its requests.
+
+A request is identified by ``cassette.request_key(backend_, model_, task, messages,
+params_)``; backends that record write one cassette line per request under that key, and
 ``replay`` answers from those lines, so both run the same validation and repair path.
 """
 
@@ -21,7 +26,7 @@ from typing import Any, Sequence
 
 from ..errors import TransportError
 from . import cassette
-from .base import ON_FAILURE, Association, Fact, Impression, Item, LLMError, Meter, Relation, Summary
+from .base import ON_FAILURE, Association, Fact, Impression, Item, LLMError, Relation, Summary
 from .prompts import (infer_prompt, judge_relation_prompt, merge_event_prompt, rate_attention_prompt,
                       reassess_belief_prompt, repair_prompt, summarize_prompt, system_prompt)
 from .tasks import INFER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF, SUMMARIZE, AnswerError, Task
@@ -48,17 +53,25 @@ def excerpt(text: str, head: int = 50, tail: int = 70) -> str:
 
 
 class ChatLLM:
-    """Task methods over ``_send``; subclasses set ``backend``, ``model``, ``params``."""
+    """Task methods over ``_send``; subclasses store their parameters (``on_failure`` among
+    them) and a ``meter``, and derive ``backend_``, ``model_``, ``params_`` in ``_configure``."""
 
     backend = "chat"
 
-    def __init__(self, model: str, params: dict, on_failure: str = "raise"):
-        if on_failure not in ON_FAILURE:
-            raise LLMError(f"llm.on_failure must be one of {', '.join(ON_FAILURE)}, got {on_failure!r}")
-        self.model = model
-        self.params = params
-        self.on_failure = on_failure
-        self.meter = Meter()
+    # -- the configuration a backend derives on first use ------------------------------
+    def _configure(self) -> dict:
+        """Check the parameters; the derived state to set: ``backend_``, ``model_``,
+        ``params_`` and whatever else the backend needs (names ending in ``_``)."""
+        raise NotImplementedError
+
+    def _ready(self) -> None:
+        """Derive the backend's state from its parameters, once (LLMError if they are bad)."""
+        if "params_" in vars(self):
+            return
+        state = self._configure()
+        if self.on_failure not in ON_FAILURE:
+            raise LLMError(f"llm.on_failure must be one of {', '.join(ON_FAILURE)}, got {self.on_failure!r}")
+        vars(self).update(state)
 
     # -- the transport a backend provides ----------------------------------------------
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
@@ -67,10 +80,11 @@ class ChatLLM:
 
     # -- validation, repair, failure, metering -----------------------------------------
     def _ask(self, task: Task, prompt: str, language: str) -> Any:
+        self._ready()
         messages = [{"role": "system", "content": system_prompt(language)}, {"role": "user", "content": prompt}]
         prompt_tokens = completion_tokens = retries = 0
         for attempt in (0, 1):
-            key = cassette.request_key(self.backend, self.model, task.name, messages, self.params)
+            key = cassette.request_key(self.backend_, self.model_, task.name, messages, self.params_)
             try:
                 got = self._send(task, messages, key)
             except TransportError as e:

@@ -11,11 +11,22 @@ or ``skip``, see ``chat.py``) and ``record`` (a cassette path, or null).
 The key is read from the environment when the client is built and is held only by the
 client: it is never on a config node, in a cassette line, in an error message or a log.
 
+Constructing only stores the parameters (under their own names, as given). The first
+task call checks them (the one-line ``LLMError`` of a missing ``base_url``/``model`` or a
+bad ``response_format``/``on_failure`` is raised then), derives ``model_`` and ``params_``
+(temperature, seed and max_tokens that are not null), and builds the client
+(``client_``), reading the key from the environment. A deep copy or a pickle leaves the
+client out; the copy builds its own on first use.
+
 Structured output: a request asks for ``response_format`` json_schema (strict, the task's
-schema); a server that rejects it (HTTP 400 or 422) is asked again with json_object, then
-with no response_format (the JSON is then found in the text). The first mode that works
-is remembered for (base_url, model) for the rest of the process. 401, 403 and 404 mean
-the key, model or URL is wrong and always raise, whatever ``on_failure`` says.
+schema); a server that rejects it (HTTP 400 or 422, or HTTP 500 whose body names
+``response_format``, as llama-cpp-python answers) is asked again with json_object (carrying
+the task's schema under ``schema``, which llama.cpp servers enforce; most others ignore it),
+then with no response_format (the JSON is then found in the text). A 500 naming
+``response_format`` is not retried by the client (the same request would fail again); any
+other 500 is a transport error, retried by the client. The first mode that works is
+remembered for (base_url, model) for the rest of the process. 401, 403 and 404 mean the
+key, model or URL is wrong and always raise, whatever ``on_failure`` says.
 
 Tokens come from the response's ``usage``; a server that sends none is charged the
 estimate of ``base.estimate_tokens``. Retries are counted by watching every HTTP request
@@ -26,14 +37,16 @@ loggers are set to WARNING unless configured).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+from functools import cached_property
 from typing import ClassVar
 
 import openai
 
 from . import cassette
-from .base import LLMError, estimate_tokens
+from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .tasks import Task
 
@@ -41,6 +54,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("json_schema", "json_object", "text")
 REJECTED = (400, 422)          # a server refusing the response_format it was sent
+FORMAT_FAULT = 500             # ... or failing on it, when the error body names response_format
 MISCONFIGURED = (401, 403, 404)
 
 
@@ -54,58 +68,83 @@ class OpenAILLM(ChatLLM):
                  temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60.0, max_retries: int = 2, response_format: str = "json_schema",
                  on_failure: str = "raise", record: str | None = None):
-        if not base_url:
+        self.base_url = base_url
+        self.model = model
+        self.api_key_env = api_key_env
+        self.temperature = temperature
+        self.seed = seed
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.response_format = response_format
+        self.on_failure = on_failure
+        self.record = record
+        self.meter = Meter()
+
+    # -- derived on first use -----------------------------------------------------------
+    def _configure(self) -> dict:
+        if not self.base_url:
             raise LLMError("llm.base_url is not set (e.g. llm.base_url=http://127.0.0.1:8000/v1)")
-        if not model:
+        if not self.model:
             raise LLMError("llm.model is not set (the model name the server serves)")
-        if response_format not in MODES:
-            raise LLMError(f"llm.response_format must be one of {', '.join(MODES)}, got {response_format!r}")
-        params = {k: v for k, v in (("temperature", temperature), ("seed", seed), ("max_tokens", max_tokens))
-                  if v is not None}
-        super().__init__(str(model), params, on_failure)
-        self.base_url = str(base_url)
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.first_mode = response_format
-        self.record = str(record) if record else None
-        self._requests = 0
+        if self.response_format not in MODES:
+            raise LLMError(f"llm.response_format must be one of {', '.join(MODES)}, got {self.response_format!r}")
+        params = {k: v for k, v in (("temperature", self.temperature), ("seed", self.seed),
+                                    ("max_tokens", self.max_tokens)) if v is not None}
+        return {"backend_": self.backend, "model_": str(self.model), "params_": params,
+                "base_url_": str(self.base_url), "record_": str(self.record) if self.record else None,
+                "requests_": 0}
+
+    @cached_property
+    def client_(self) -> openai.OpenAI:
+        """The openai client, built on first use; the key is read from ``api_key_env`` then."""
+        self._ready()
         for name in ("httpx", "httpx2"):  # one INFO line per request would drown a run's log
             if logging.getLogger(name).level == logging.NOTSET:
                 logging.getLogger(name).setLevel(logging.WARNING)
-        http = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
-        self.client = openai.OpenAI(api_key=(os.environ.get(api_key_env) if api_key_env else None) or "unused",
-                                    base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries,
-                                    http_client=http)
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request],
+                                                      "response": [_no_retry_of_a_format_fault]})
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return openai.OpenAI(api_key=key or "unused", base_url=self.base_url_, timeout=float(self.timeout),
+                             max_retries=int(self.max_retries), http_client=http)
+
+    def __getstate__(self) -> dict:
+        """Everything but the client (it holds locks and counts into this instance): a copy
+        builds its own on first use."""
+        state = dict(vars(self))
+        state.pop("client_", None)
+        return state
 
     def _count_request(self, request) -> None:
-        self._requests += 1
+        self.requests_ += 1
 
     def _scrub(self, text: str) -> str:
         """One line of at most 200 characters, with the key (should a server echo it) removed."""
-        key = self.client.api_key
+        key = self.client_.api_key
         if isinstance(key, str) and len(key) >= 4 and key != "unused":
             text = text.replace(key, "<redacted>")
         return " ".join(text.split())[:200]
 
     def _modes(self) -> tuple[str, ...]:
         """The modes to try, from the configured one or, if lower, the one found to work."""
-        known = self.working_mode.get((self.base_url, self.model), self.first_mode)
-        return MODES[max(MODES.index(known), MODES.index(self.first_mode)):]
+        known = self.working_mode.get((self.base_url_, self.model_), self.response_format)
+        return MODES[max(MODES.index(known), MODES.index(self.response_format)):]
 
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
-        before = self._requests
+        client = self.client_
+        before = self.requests_
         modes = self._modes()
         for i, mode in enumerate(modes):
-            extra = {"response_format": rf} if (rf := task.response_format(mode)) else {}
+            extra = {"response_format": rf} if (rf := format_field(task, mode)) else {}
             try:
-                response = self.client.chat.completions.create(model=self.model, messages=messages,
-                                                               **self.params, **extra)
+                response = client.chat.completions.create(model=self.model_, messages=messages,
+                                                          **self.params_, **extra)
             except openai.APIStatusError as e:
-                if e.status_code in REJECTED and i + 1 < len(modes):
-                    log.warning("%s rejected response_format %s (HTTP %s); trying %s", self.base_url, mode,
+                if (e.status_code in REJECTED or _format_fault(e.response)) and i + 1 < len(modes):
+                    log.warning("%s rejected response_format %s (HTTP %s); trying %s", self.base_url_, mode,
                                 e.status_code, modes[i + 1])
                     continue
-                reason = f"HTTP {e.status_code} from {self.base_url}: {self._scrub(_message(e))}"
+                reason = f"HTTP {e.status_code} from {self.base_url_}: {self._scrub(_message(e))}"
                 if e.status_code in MISCONFIGURED:
                     raise LLMError(reason, task=task.name) from None
                 return self._give_up(task, messages, key, mode, reason, before)
@@ -113,11 +152,11 @@ class OpenAILLM(ChatLLM):
                 return self._give_up(task, messages, key, mode, f"no answer within llm.timeout={self.timeout:g} s",
                                      before)
             except openai.APIConnectionError as e:
-                return self._give_up(task, messages, key, mode, f"cannot connect to {self.base_url} "
+                return self._give_up(task, messages, key, mode, f"cannot connect to {self.base_url_} "
                                      f"({self._scrub(str(e.__cause__ or e))})", before)
             except openai.OpenAIError as e:
                 return self._give_up(task, messages, key, mode, f"unusable response ({self._scrub(str(e))})", before)
-            self.working_mode[(self.base_url, self.model)] = mode
+            self.working_mode[(self.base_url_, self.model_)] = mode
             return self._answered(task, messages, key, mode, response, before)
         raise AssertionError("unreachable: the last mode never continues")
 
@@ -131,24 +170,24 @@ class OpenAILLM(ChatLLM):
             prompt_tokens = sum(estimate_tokens(m["content"]) for m in messages)
         if completion_tokens is None:
             completion_tokens = estimate_tokens(text)
-        got = Exchange(text, int(prompt_tokens), int(completion_tokens), self._requests - before - 1)
+        got = Exchange(text, int(prompt_tokens), int(completion_tokens), self.requests_ - before - 1)
         self._write(key, task, messages, mode, response={"text": got.text, "prompt_tokens": got.prompt_tokens,
                                                          "completion_tokens": got.completion_tokens,
                                                          "retries": got.retries})
         return got
 
     def _give_up(self, task: Task, messages: list[dict], key: str, mode: str, reason: str, before: int):
-        retries = max(0, self._requests - before - 1)
+        retries = max(0, self.requests_ - before - 1)
         if retries:
             reason += f" (after {retries} retr{'y' if retries == 1 else 'ies'})"
         self._write(key, task, messages, mode, error=reason, retries=retries)
         raise TransportError(reason, retries)
 
     def _write(self, key: str, task: Task, messages: list[dict], mode: str, **outcome) -> None:
-        if self.record:
-            cassette.append(self.record, {"key": key, "backend": self.backend, "model": self.model,
-                                          "params": self.params, "task": task.name, "messages": messages,
-                                          "mode": mode, **outcome})
+        if self.record_:
+            cassette.append(self.record_, {"key": key, "backend": self.backend_, "model": self.model_,
+                                           "params": self.params_, "task": task.name, "messages": messages,
+                                           "mode": mode, **outcome})
 
 
 def _message(e: "openai.APIStatusError") -> str:
@@ -157,3 +196,39 @@ def _message(e: "openai.APIStatusError") -> str:
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         return body["message"]
     return str(e.message)
+
+
+def format_field(task: Task, mode: str) -> dict | None:
+    """The ``response_format`` sent in ``mode``: the task's, with its schema in json_object
+    mode too (llama.cpp servers enforce it there; the openai client passes the key through).
+
+    >>> from .tasks import RATE_ATTENTION
+    >>> sorted(format_field(RATE_ATTENTION, "json_object")), format_field(RATE_ATTENTION, "text")
+    (['schema', 'type'], None)
+    """
+    rf = task.response_format(mode)
+    return {**rf, "schema": task.schema} if mode == "json_object" and rf is not None else rf
+
+
+def _format_fault(response) -> bool:
+    """A 500 whose body names ``response_format``: the server failed on the format it was sent."""
+    if response is None or response.status_code != FORMAT_FAULT:
+        return False
+    try:
+        return "response_format" in response.text.lower()
+    except Exception:  # noqa: BLE001 - an unread or undecodable body names nothing
+        return False
+
+
+def _no_retry_of_a_format_fault(response) -> None:
+    """Response hook: a format fault of a request that sent a response_format gets
+    ``x-should-retry: false``, so the client raises it at once and ``_send`` falls back."""
+    if response.status_code != FORMAT_FAULT:
+        return
+    try:
+        sent = json.loads(response.request.content or b"{}").get("response_format")
+        response.read()
+    except Exception:  # noqa: BLE001 - leave anything unexpected to the client's own handling
+        return
+    if sent is not None and _format_fault(response):
+        response.headers["x-should-retry"] = "false"

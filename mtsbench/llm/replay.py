@@ -9,13 +9,17 @@ whatever ``on_failure`` says: the cassette does not cover this run.
 
 Which recording to answer as: the cassette's only (backend, model, params) profile, or
 the one picked out by ``model``, ``temperature`` and ``seed`` (null = any).
+
+Constructing only stores the parameters; the first task call opens the cassette
+(``cassette_``) and picks the profile (``backend_``, ``model_``, ``params_``), raising the
+one-line ``LLMError`` of a missing, unreadable or ambiguous cassette then.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .base import LLMError
+from .base import LLMError, Meter
 from .cassette import Cassette
 from .chat import ChatLLM, Exchange, TransportError, excerpt
 from .tasks import Task
@@ -26,31 +30,39 @@ class ReplayLLM(ChatLLM):
 
     def __init__(self, cassette: str | None = None, model: str | None = None, temperature: float | None = None,
                  seed: int | None = None, on_failure: str = "raise"):
-        if not cassette:
+        self.cassette = cassette
+        self.model = model
+        self.temperature = temperature
+        self.seed = seed
+        self.on_failure = on_failure
+        self.meter = Meter()
+
+    def _configure(self) -> dict:
+        if not self.cassette:
             raise LLMError("llm.cassette is not set (a file written by llm.record=PATH)")
-        path = Path(cassette)
+        path = Path(self.cassette)
         if not path.is_file():
             raise LLMError(f"cassette {path} does not exist")
         try:
-            self.cassette = Cassette(path)
+            recorded = Cassette(path)
         except (ValueError, KeyError) as e:
             raise LLMError(f"cassette {path} is unreadable: {e}") from None
-        wanted = {"model": model, "temperature": temperature, "seed": seed}
-        profiles = [p for p in self.cassette.profiles()
-                    if (model is None or p["model"] == model)
-                    and all(v is None or p["params"].get(k) == v for k, v in wanted.items() if k != "model")]
+        wanted = {"temperature": self.temperature, "seed": self.seed}
+        profiles = [p for p in recorded.profiles()
+                    if (self.model is None or p["model"] == self.model)
+                    and all(v is None or p["params"].get(k) == v for k, v in wanted.items())]
         if len(profiles) != 1:
-            found = "; ".join(f"model={p['model']} {p['params']}" for p in self.cassette.profiles()) or "no records"
+            found = "; ".join(f"model={p['model']} {p['params']}" for p in recorded.profiles()) or "no records"
             how = "none matches" if not profiles else "several match; pick one with llm.model/temperature/seed"
             raise LLMError(f"cassette {path}: {how} (it holds: {found})")
         profile = profiles[0]
-        super().__init__(profile["model"], profile["params"], on_failure)
-        self.backend = profile["backend"]
+        return {"cassette_": recorded, "backend_": profile["backend"], "model_": profile["model"],
+                "params_": profile["params"]}
 
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
-        record = self.cassette.next(key)
+        record = self.cassette_.next(key)
         if record is None:
-            raise LLMError(f"no recorded answer in cassette {self.cassette.path} (model {self.model}) for "
+            raise LLMError(f"no recorded answer in cassette {self.cassette_.path} (model {self.model_}) for "
                            f"prompt '{excerpt(messages[-1]['content'])}'", task=task.name)
         if "error" in record:
             raise TransportError(record["error"], int(record.get("retries", 0)))

@@ -10,8 +10,13 @@ expects, so the ``openai`` backend is tested through the real client::
 Each request takes the next scripted ``Reply`` if any is queued, else the ``answer``
 function's text (default ``valid_answer``: a valid answer to whichever task was asked, a
 deterministic function of the prompt). A request whose ``response_format`` type is not in
-``formats`` gets HTTP 400, as from a server that lacks it. ``requests`` holds every
-request's lower-cased headers and JSON body. Token usage is ``len(text) // 4 + 1`` for the
+``formats`` gets HTTP ``reject_status`` ("response_format type ... is not supported"):
+400 as from a server that lacks it, or 500 as llama-cpp-python answers json_schema::
+
+    FakeOpenAI(formats=("json_object",), reject_status=500)   # like a llama-cpp-python server
+
+``requests`` holds every request's lower-cased headers and JSON body, ``response_formats``
+the ``response_format`` each request carried (None: none). Token usage is ``len(text) // 4 + 1`` for the
 prompt (all messages) and for the answer.
 """
 
@@ -77,9 +82,10 @@ class FakeOpenAI:
     """The fake server (see the module docstring); a context manager that starts and stops it."""
 
     def __init__(self, answer: Callable[[dict], str] = valid_answer,
-                 formats: tuple[str, ...] = ("json_schema", "json_object")):
+                 formats: tuple[str, ...] = ("json_schema", "json_object"), reject_status: int = 400):
         self.answer = answer
         self.formats = set(formats)
+        self.reject_status = reject_status
         self.script: deque[Reply] = deque()
         self.requests: list[tuple[dict, dict]] = []
         self._lock = threading.Lock()
@@ -90,6 +96,12 @@ class FakeOpenAI:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def response_formats(self) -> list[dict | None]:
+        """The ``response_format`` of every request received, in order (None: it sent none)."""
+        with self._lock:
+            return [body.get("response_format") for _, body in self.requests]
 
     def push(self, *replies: Reply) -> None:
         """Queue replies for the next requests, in order."""
@@ -121,7 +133,7 @@ class FakeOpenAI:
             reply = self.script.popleft() if self.script else None
         rf = (body.get("response_format") or {}).get("type")
         if reply is None and rf is not None and rf not in self.formats:
-            reply = Reply(status=400, content=f"response_format type {rf} is not supported")
+            reply = Reply(status=self.reject_status, content=f"response_format type {rf} is not supported")
         reply = reply or Reply()
         if reply.status != 200:
             error = {"message": reply.content or f"fake error {reply.status}", "type": "fake_error", "code": None}
