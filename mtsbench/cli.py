@@ -34,11 +34,10 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def run_main(argv: list[str]) -> int:
-    from .config import check_overrides, config_dirs
+    from .config import check_run
 
-    dirs = config_dirs(argv)
-    try:
-        check_overrides([a for a in argv if not a.startswith("-") and a not in dirs], dirs)
+    try:   # every job's config composed and checked before Hydra launches anything
+        check_run(argv)
     except ConfigError as e:
         return _fail(str(e))
     from .hydra_app import app
@@ -65,7 +64,7 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def check_main(argv: list[str]) -> int:
-    from .config import compose
+    from .config import compose, overrides_set_scenarios
     from .report.markdown import failures, passed_line, table
     from .runner import run
 
@@ -77,7 +76,8 @@ def check_main(argv: list[str]) -> int:
     paths, overrides = split_check_args(ns.args)
     try:
         cfg, choices = compose(overrides)
-        cfg.scenarios = paths
+        if paths or not overrides_set_scenarios(overrides):   # files named here win over scenarios=...
+            cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
         frame = run(cfg, out, choices, progress=True)
     except Exception as e:  # Hydra's own errors are multi-line: keep their first line

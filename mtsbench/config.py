@@ -1,8 +1,26 @@
-"""Finding and composing the packaged Hydra configs, and checking overrides early."""
+"""Finding and composing the packaged Hydra configs, and checking overrides early.
+
+Every composed job config is checked before anything runs (``compose``, ``check_run``):
+
+- an override Hydra cannot apply (``foo=1``, ``retrieval.kk=3``, ``+llm.noise=1``, a
+  syntax error, a comma list without ``-m``) is one line naming the override, with a
+  did-you-mean or the keys the node has, instead of Hydra's multi-line dump;
+- ``+KEY=VALUE`` (adding a key) is accepted for ``hydra.*`` keys, for config groups
+  (``+GROUP=OPTION``) and for a key that ``mtsbench.config_rules`` has a rule for, under a
+  node that exists (it holds other keys) and accepts it (its ``_target_``, if any, takes a
+  parameter of that name): ``retrieval._target_=mtsbench.memory.scoring.WeightedMinMax
+  +retrieval.recency_weight=0.5``. Anything else (``+foo=1``, ``+retrieval.recency_weight=0.5``
+  with the default retrieval class) no component would read: refused. A key that exists is
+  set without ``+`` (``++KEY`` sets or adds, under the same rule);
+- every value is checked against its key's rule (``mtsbench.config_rules.validate``);
+- ``scenarios=NAME`` (no brackets) means the one scenario NAME: ``scenarios`` is always a
+  list after ``compose`` (``scenario_list``).
+"""
 
 from __future__ import annotations
 
 import difflib
+import itertools
 from pathlib import Path
 from typing import Sequence
 
@@ -64,17 +82,263 @@ def check_overrides(overrides: list[str], extra_dirs: Sequence[str | Path] = ())
                               f"(options: {', '.join(known[name])}){tip}")
 
 
-def compose(overrides: list[str]) -> tuple[DictConfig, dict]:
-    """The job config for ``overrides`` and the chosen option of each group."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
+def scenario_list(value) -> list[str]:
+    """``scenarios`` as a list of names or paths: a single one (``scenarios=NAME`` without
+    brackets, a string) is a list of one; null is []. Used by ``compose``, the Hydra app and
+    the runner (a string must never be iterated into its characters).
 
-    check_overrides(overrides)
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3", job_name="mtsbench"):
-        cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    >>> scenario_list("milk_allergy"), scenario_list(["a", "b"]), scenario_list(None), scenario_list("/x/y.yaml")
+    (['milk_allergy'], ['a', 'b'], [], ['/x/y.yaml'])
+    """
+    if value is None:
+        return []
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return [str(value)]
+    return [str(v) for v in value]
+
+
+def overrides_set_scenarios(overrides: Sequence[str]) -> bool:
+    """Does one of ``overrides`` set ``scenarios`` (``scenarios=...``, ``+scenarios=...``)?"""
+    return any(o.partition("=")[0].strip().lstrip("+") == "scenarios" for o in overrides)
+
+
+def normalise(cfg: DictConfig) -> DictConfig:
+    """``cfg`` with ``scenarios`` made a list (``scenario_list``); returns ``cfg``."""
+    if "scenarios" in cfg and not OmegaConf.is_list(cfg.scenarios):
+        with open_dict(cfg):
+            cfg.scenarios = scenario_list(cfg.scenarios)
+    return cfg
+
+
+def compose(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> tuple[DictConfig, dict]:
+    """The job config for ``overrides`` and the chosen option of each group; every value
+    checked (``ConfigError``, one line, for anything wrong; see the module docstring).
+    ``extra_dirs``: config folders searched too (``--config-dir``)."""
+    cfg = _compose_full(list(overrides), extra_dirs)
     choices = {k: v for k, v in OmegaConf.to_container(cfg.hydra.runtime.choices).items()
                if not k.startswith("hydra/") and v is not None}
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg, choices
 
+
+def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> DictConfig:
+    """The job config with its ``hydra`` node, checked: the overrides, then every value."""
+    from . import config_rules
+
+    check_overrides(overrides, extra_dirs)
+    _parse(overrides)
+    _check_additions(overrides, extra_dirs)
+    try:
+        cfg = _hydra_compose(overrides, extra_dirs)
+    except ConfigError:
+        raise
+    except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
+        raise _composition_error(e, overrides, extra_dirs) from None
+    _check_added_parents(cfg, overrides, extra_dirs)
+    normalise(cfg)
+    config_rules.validate(cfg, overrides)
+    return cfg
+
+
+def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> DictConfig:
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    search = [f"hydra.searchpath=[{','.join('file://' + str(Path(d).resolve()) for d in extra_dirs)}]"] \
+        if extra_dirs else []
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3", job_name="mtsbench"):
+        return hydra_compose(config_name="config", overrides=[*search, *overrides], return_hydra_config=True)
+
+
+def _parse(overrides: list[str]) -> list:
+    """Hydra's parse of each override; a syntax error is one line naming the override."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    parsed = []
+    for o in overrides:
+        try:
+            parsed.append(parser.parse_override(o))
+        except Exception as e:  # noqa: BLE001 - OverrideParseException and friends
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise ConfigError(f"override '{o}': not a valid override ({first}; expected KEY=VALUE, "
+                              f"e.g. llm.noise=0.1 or scenarios=[a,b])") from None
+    return parsed
+
+
+def _added_key(override: str, extra_dirs: Sequence[str | Path]) -> str | None:
+    """The key path a ``+KEY=VALUE`` / ``++KEY=VALUE`` override adds; None for other
+    overrides, ``hydra.*`` keys and config groups (``+GROUP=OPTION``, Hydra's own)."""
+    name = override.partition("=")[0].strip()
+    if not name.startswith("+"):
+        return None
+    key = name.lstrip("+")
+    if key.startswith("hydra") or "/" in key or key.partition("@")[0] in groups(extra_dirs):
+        return None
+    return key
+
+
+def _check_additions(overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
+    from . import config_rules
+
+    for o in overrides:
+        key = _added_key(o, extra_dirs)
+        if key is not None and not config_rules.known(key):
+            close = difflib.get_close_matches(key, list(config_rules.RULES), n=1)
+            tip = f"; did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"override '{o}': cannot add '{key}': no component reads it ('+' adds only a "
+                              f"key mtsbench.config_rules knows, under an existing node; to set an existing "
+                              f"key, drop the '+'){tip}")
+
+
+def _check_added_parents(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
+    """An added key's node must have existed: it holds some key no ``+`` override added."""
+    added = [k for k in (_added_key(o, extra_dirs) for o in overrides) if k]
+    for o in overrides:
+        key = _added_key(o, extra_dirs)
+        if key is None or "." not in key:
+            continue
+        parent, _, _ = key.rpartition(".")
+        node = OmegaConf.select(cfg, parent, default=None)
+        own = [k for k in (node.keys() if isinstance(node, DictConfig) else ())
+               if f"{parent}.{k}" not in added and not str(k).startswith("_")]
+        if not own:
+            raise ConfigError(f"override '{o}': cannot add '{key}': the chosen options have no node "
+                              f"'{parent}' that reads it")
+        target = node.get("_target_") if isinstance(node, DictConfig) else None
+        if isinstance(target, str) and not _takes(target, key.rpartition(".")[2]):
+            raise ConfigError(f"override '{o}': cannot add '{key}': {parent}'s class {target} takes no "
+                              f"parameter '{key.rpartition('.')[2]}'")
+
+
+def _takes(target: str, name: str) -> bool:
+    """Does the class or function ``target`` take a parameter ``name`` (or ``**kwargs``)?
+    True when it cannot be told (not importable: instantiation will say so)."""
+    import inspect
+
+    from hydra.utils import get_object
+
+    try:
+        params = inspect.signature(get_object(target)).parameters
+    except Exception:  # noqa: BLE001 - not importable or no signature: let instantiation decide
+        return True
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _composition_error(e: Exception, overrides: list[str], extra_dirs: Sequence[str | Path]) -> ConfigError:
+    """One line for an error Hydra raised while composing ``overrides``."""
+    import re
+
+    text = str(e).strip()
+    first = (text.splitlines() or [type(e).__name__])[0]
+    by_key = {o.partition("=")[0].strip().lstrip("+~"): o for o in overrides}
+    m = re.match(r"Could not override '([^']+)'", text)
+    if m:
+        key = m.group(1)
+        o = by_key.get(key, key)
+        rest = [x for x in overrides if x != o]
+        return ConfigError(f"override '{o}': no such key '{key}'{_suggest(key, rest, extra_dirs)}")
+    m = re.match(r"Could not append to config\. An item is already at '([^']+)'", text)
+    if m:
+        key = m.group(1)
+        o = by_key.get(key, key)
+        return ConfigError(f"override '{o}': '{key}' exists already; drop the '+' to set it ({key}={o.partition('=')[2]})")
+    m = re.match(r"Could not delete from config\. '([^']+)' does not exist", text)
+    if m:
+        return ConfigError(f"override '{by_key.get(m.group(1), '~' + m.group(1))}': no such key '{m.group(1)}' to delete")
+    m = re.match(r"Ambiguous value for argument '([^']+)'", text)
+    if m:
+        key, _, value = m.group(1).partition("=")
+        return ConfigError(f"override '{m.group(1)}': a comma list is a sweep: add -m to run one job per value "
+                           f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
+    return ConfigError(f"overrides {' '.join(overrides) or '(none)'}: {type(e).__name__}: {first}")
+
+
+def _suggest(key: str, other_overrides: list[str], extra_dirs: Sequence[str | Path]) -> str:
+    """`` (did you mean 'retrieval.candidates'?)`` or the keys the node has, for an unknown key."""
+    cfg = None
+    for attempt in (other_overrides, []):
+        try:
+            cfg = _hydra_compose(attempt, extra_dirs)
+            break
+        except Exception:  # noqa: BLE001 - only a hint is lost
+            continue
+    if cfg is None:
+        return ""
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent, default=None) if parent else cfg
+    if parent and not isinstance(node, DictConfig):
+        return f" ({parent} is a value, not a node)" if node is not None else ""
+    keys = [str(k) for k in node.keys() if not str(k).startswith("_") and not (not parent and k == "hydra")]
+    close = difflib.get_close_matches(leaf, keys, n=1, cutoff=0.5)
+    if close:
+        return f" (did you mean '{parent + '.' if parent else ''}{close[0]}'?)"
+    if not parent:
+        return ""
+    choice = OmegaConf.select(cfg, f"hydra.runtime.choices.{parent}", default=None)
+    where = f"{parent}={choice}" if choice else parent
+    return f" ({where} has: {', '.join(keys)})" if keys else f" ({where} has no keys)"
+
+
+SWEEP_JOBS_COMPOSED = 8    # a sweep of up to this many jobs has each composed before it launches (~0.4 s each)
+
+
+def check_run(argv: Sequence[str]) -> None:
+    """Check what ``mtsbench run ARGV`` would run before Hydra launches anything: compose
+    the job (or, for a sweep, every job, or for more than ``SWEEP_JOBS_COMPOSED`` jobs every
+    value of every swept key once) and validate it; ``ConfigError`` (one line) for the
+    first problem. With Hydra's informational flags (``--cfg``, ``--info``, ``--help``,
+    ...) nothing is checked."""
+    dirs = config_dirs(argv)
+    overrides: list[str] = []
+    multirun, skip = False, False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("-m", "--multirun"):
+            multirun = True
+        elif a in ("--config-dir", "-cd"):
+            skip = True
+        elif a.startswith("--config-dir="):
+            continue
+        elif a.startswith("-"):
+            return
+        else:
+            overrides.append(a)
+    parsed = _parse(overrides)
+    for o, p in zip(overrides, parsed):
+        if p.is_sweep_override() and not p.is_discrete_sweep():
+            raise ConfigError(f"override '{o}': only comma lists, range() and choice() can be swept")
+    first = [f"{p.get_key_element()}={next(iter(p.sweep_string_iterator()), '')}" if p.is_sweep_override() else o
+             for o, p in zip(overrides, parsed)]
+    cfg = _compose_full(first, dirs)
+    multirun = multirun or "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
+    swept = [o for o, p in zip(overrides, parsed) if p.is_sweep_override()]
+    if not multirun:
+        if swept:
+            o = swept[0]
+            key, _, value = o.partition("=")
+            raise ConfigError(f"override '{o}': a comma list is a sweep: add -m to run one job per value "
+                              f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
+        return
+    params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) or {}
+    args = [f"{k}={v}" for k, v in params.items()] + overrides
+    axes: dict[str, list[str]] = {}          # as Hydra's basic sweeper: the command line wins over params
+    for o, p in zip(args, _parse(args)):
+        key = p.get_key_element()
+        axes[key] = [f"{key}={v}" for v in p.sweep_string_iterator()] if p.is_sweep_override() else [o]
+    lists = list(axes.values())
+    n_jobs = 1
+    for values in lists:
+        n_jobs *= len(values)
+    if n_jobs <= SWEEP_JOBS_COMPOSED:
+        jobs = [list(job) for job in itertools.product(*lists)]
+    else:                                   # each value of each swept key once, the others at their first
+        base = [values[0] for values in lists]
+        jobs = [base] + [base[:i] + [v] + base[i + 1:] for i, values in enumerate(lists) for v in values[1:]]
+    done = {tuple(sorted(first))}
+    for job in jobs:
+        if tuple(sorted(job)) not in done:
+            done.add(tuple(sorted(job)))
+            _compose_full(job, dirs)

@@ -20,6 +20,8 @@ def app(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from . import evidence
+    from .config import normalise
+    from .config_rules import validate
     from .report.markdown import passed_line
     from .runner import run
     from .sweep import record_failure
@@ -30,6 +32,8 @@ def app(cfg: DictConfig) -> None:
     choices = {k: v for k, v in OmegaConf.to_container(hc.runtime.choices).items()
                if not k.startswith("hydra/") and v is not None}
     try:
+        normalise(cfg)                                        # scenarios=NAME: a list of one
+        validate(cfg, list(hc.overrides.task))                # one line naming the override (config_rules)
         frame = run(cfg, out, choices, progress=not sweep)
     except Exception as e:
         record_failure(out, e)

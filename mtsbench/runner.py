@@ -25,7 +25,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
-from .config import ConfigError
+from .config import ConfigError, scenario_list
 from .evaluate import scenario_rows
 from .outputs import write_run
 from .results import Recorder
@@ -145,7 +145,7 @@ def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
     """Every scenario the config names (``scenarios``: names or paths; empty = bundled, unless
     ``generate.days`` > 0: then the generated scenario, written into ``out_dir/generated``)."""
     made = generated_paths(cfg.get("generate"), out_dir)
-    named = list(cfg.scenarios or [])
+    named = scenario_list(cfg.scenarios)
     return [load_scenario(p) for p in (resolve(named) if named or not made else []) + made]
 
 

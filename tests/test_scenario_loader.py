@@ -14,6 +14,7 @@ from mtsbench.scenario import (BeliefCheck, ConjectureCheck, EventCountCheck, Ev
                                Fact, Hints, Impression, Range, ScenarioError, StepAttentionCheck, TierCheck,
                                bundled_dir, describe, load_scenario, resolve)
 from mtsbench.scenario.commands import scenarios_main, validate_main
+from mtsbench.scenario.times import parse_duration
 from mtsbench.units import DAY
 
 DATA = Path(__file__).parent / "data"
@@ -64,7 +65,7 @@ MALFORMED = {
     "salience_range": "step 0 (s0): hints.salience: expected a number from 0 to 10, got 12",
     "out_of_range": "step 0 (s0): motivation: expected a number from 0 to 1, got 2.0",
     "belief_range": "step 0 (s0): hints.facts[0].belief: expected a number from 0 to 1, got 1.5",
-    "bad_k": "step 1 (s1): expect.k: expected an integer >= 1, got 0",
+    "bad_k": "step 1 (s1): expect.k: expected an integer from 1 to 10,000, got 0",
     "min_above_max": "step 0 (s0): expect.attention: expected min <= max, got min 8 above max 3",
     # hints
     "bad_fact": "step 0 (s0): hints.facts[0].value: missing (required)",
@@ -286,3 +287,76 @@ def test_damaged_files_fail_in_one_line(tmp_path, data):
         message = str(e)
         assert message.startswith(f"{path}: ") and "\n" not in message
         assert SHAPE.match(message[len(f"{path}: "):]), message
+
+
+# --- values that would overflow: refused at load time, one line (bounds: the loader's docstring)
+
+def _scenario(tmp_path, steps: str, start: str = "2026-03-02T09:00:00"):
+    path = tmp_path / "big.yaml"
+    path.write_text(f"id: big\ntitle: t\nlanguage: en\nstart: {start}\nsteps:\n{steps}", encoding="utf-8")
+    return path
+
+
+BIG = {  # steps -> the message after "PATH: "
+    "  - {at: d1000000000 08:00, say: hi}\n":
+        "step 0 (s0): at: expected a moment at most 100 years (36500 days) after the scenario start, "
+        "got 'd1000000000 08:00'",
+    "  - {at: d36500 09:01, say: hi}\n":
+        "step 0 (s0): at: expected a moment at most 100 years (36500 days) after the scenario start, "
+        "got 'd36500 09:01'",
+    "  - {at: '2200-01-01T00:00:00', say: hi}\n":
+        "step 0 (s0): at: expected a moment at most 100 years (36500 days) after the scenario start, "
+        "got '2200-01-01T00:00:00'",
+    "  - {at: d0 10:00, idle: 1000000000y}\n":
+        "step 0 (s0): idle: expected a duration of at most 100 years (36500d), got '1000000000y'",
+    "  - {at: d36000 10:00, idle: 3y}\n":
+        "step 0 (s0): idle: lasts until d37095 10:00, past the end of the clock (d36500 09:00, 36500 days after "
+        "the start)",
+    "  - {at: d0 10:00, say: hi, hints: {event: {category: trip, valid: 200y}}}\n":
+        "step 0 (s0): hints.event.valid: expected a duration of at most 100 years (36500d), got '200y'",
+    "  - {id: a, at: d0 10:00, say: hi}\n  - {at: d0 11:00, probe: hi?, expect: {recall: [a], "
+    "k: 1000000000000000000000000000000}}\n":
+        "step 1 (s1): expect.k: expected an integer from 1 to 10,000, got 1000000000000000000000000000000",
+    "  - {id: a, at: d0 10:00, say: hi}\n  - {at: d0 11:00, probe: hi?, expect: {recall: [a], k: 10001}}\n":
+        "step 1 (s1): expect.k: expected an integer from 1 to 10,000, got 10001",
+    # full-width digits (which int() reads) are refused: ASCII digits only
+    "  - {at: d0 10:00, idle: ３h}\n":
+        "step 0 (s0): idle: expected a duration: a number and a unit s, m, h, d, w, mo or y (e.g. 90s, 30m, "
+        "1.5h, 3d, 2w, 6mo, 1y), got '３h'",
+    "  - {at: d３ 10:00, say: hi}\n":
+        "step 0 (s0): at: expected 'dN HH:MM' (e.g. d3 08:00) or an ISO datetime (e.g. 2026-03-05T08:00:00), "
+        "got 'd３ 10:00'",
+}
+
+
+@pytest.mark.parametrize("steps", list(BIG), ids=range(len(BIG)))
+def test_overflowing_values_are_one_line(tmp_path, steps):
+    path = _scenario(tmp_path, steps)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == f"{path}: {BIG[steps]}"
+    assert SHAPE.match(BIG[steps])
+
+
+def test_a_start_too_late_for_the_clock(tmp_path):
+    path = _scenario(tmp_path, "  - {at: d1 08:00, say: hi}\n", start="9999-06-01T09:00:00")
+    with pytest.raises(ScenarioError, match=r"big\.yaml: start: expected an ISO datetime no later than 9899-12-31 "
+                                            r"\(the clock runs 100 years from the start\), got '9999-06-01T09:00:00'$"):
+        load_scenario(path)
+
+
+def test_the_bounds_themselves_load(tmp_path):
+    s = load_scenario(_scenario(tmp_path, "  - {id: a, at: d0 10:00, say: hi}\n"
+                                          "  - {at: d0 11:00, probe: hi?, expect: {recall: [a], k: 10000}}\n"
+                                          "  - {at: d0 12:00, idle: 99y}\n"))
+    assert s.steps[1].expect.k == 10_000 and s.steps[2].duration == 99 * 365 * DAY
+    assert parse_duration("100y") == 36500 * DAY
+    s = load_scenario(_scenario(tmp_path, "  - {at: d36500 09:00, say: hi}\n"))
+    assert s.steps[0].at == 36500 * DAY
+
+
+def test_overflowing_values_fail_validate_in_one_line(tmp_path, capsys):
+    path = _scenario(tmp_path, "  - {at: d1000000000 08:00, say: hi}\n")
+    assert validate_main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "100 years" in err

@@ -85,3 +85,21 @@ def test_parse_at_round_trips_format_at(start, minutes):
     seconds = minutes * 60.0
     assert parse_at(format_at(seconds, start), start) == seconds
     assert parse_at((start + timedelta(seconds=seconds)).isoformat(), start) == seconds
+
+
+def test_the_clock_and_durations_are_bounded_to_100_years():
+    assert parse_duration("100y") == parse_duration("36500d") == 36500 * 86400
+    for text in ("101y", "36501d", "1000000000y", "99999999999999999999999999999w"):
+        with pytest.raises(ValueError, match=r"^expected a duration of at most 100 years \(36500d\), got"):
+            parse_duration(text)
+    assert parse_at("d36500 09:00", START) == 36500 * 86400
+    for value in ("d36500 09:01", "d36501 00:00", "d1000000000 08:00", "2126-03-01T00:00:00"):
+        with pytest.raises(ValueError, match=r"^expected a moment at most 100 years \(36500 days\) after the "
+                                             r"scenario start, got"):
+            parse_at(value, START)
+
+
+@pytest.mark.parametrize("text", ["３h", "1.５h", "d３ 08:00", "d3 ０8:00", "d3 08:０0"])
+def test_full_width_digits_are_refused(text):
+    with pytest.raises(ValueError, match="^expected "):
+        parse_duration(text) if not text.startswith("d") else parse_at(text, START)

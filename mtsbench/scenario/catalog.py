@@ -28,18 +28,22 @@ def bundled_names() -> list[str]:
     return [p.stem for p in scenario_files(bundled_dir())]
 
 
-def resolve(items: list[str]) -> list[Path]:
+def resolve(items: list[str] | str | Path) -> list[Path]:
     """Scenario files for ``items``, in order; an empty list means every bundled scenario.
 
-    Each item is an existing file; a folder (its ``*.yaml``/``*.yml``, sorted); or the name
-    of a bundled scenario. Anything else is a one-line ScenarioError with a did-you-mean.
+    Each item is an existing file (a relative or absolute path); a folder (its
+    ``*.yaml``/``*.yml``, sorted); or the name of a bundled scenario. A single string or
+    path is one item (never iterated into characters). Anything else is a one-line
+    ScenarioError with a did-you-mean.
 
-    >>> [p.name for p in resolve(["milk_allergy"])]
-    ['milk_allergy.yaml']
+    >>> [p.name for p in resolve(["milk_allergy"])], [p.name for p in resolve("milk_allergy")]
+    (['milk_allergy.yaml'], ['milk_allergy.yaml'])
     >>> resolve(["milk_alergy"])
     Traceback (most recent call last):
     mtsbench.errors.ScenarioError: milk_alergy: no such file, folder or bundled scenario; did you mean 'milk_allergy'?
     """
+    if isinstance(items, (str, Path)):
+        items = [items]
     if not items:
         return scenario_files(bundled_dir())
     out: list[Path] = []

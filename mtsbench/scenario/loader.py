@@ -31,6 +31,21 @@ expectations, hints, ``motivation``, ``category`` or ``abstain`` on the wrong st
 ``event`` expecting both or neither of ``same_as`` and ``new``; an abstaining probe
 (``abstain: true``) that also expects ``recall`` or ``recall_sessions``.
 
+Bounds, so that no value overflows the clock, a ``datetime`` or an output column (each a
+one-line error like any other; see ``mtsbench.scenario.times``):
+
+- the clock runs 100 years (``MAX_DAYS`` = 36500 days) from ``start``: a step's ``at``
+  (``dN`` with N <= 36500, or an ISO datetime) and the end of an ``idle`` step lie at most
+  36500 days after the start, and ``start`` is no later than 9899-12-31 (so that the 100
+  years fit in a datetime);
+- every duration (``idle``, ``hints.event.valid``, ``hints.infer[].ttl``) is at most 100
+  years (``100y`` = ``36500d``);
+- a probe's ``expect.k`` is an integer from 1 to ``MAX_K`` = 10,000 (memories a probe uses;
+  a larger k is no benchmark, and an int beyond int64 breaks ``results.parquet``).
+
+Digits are ASCII only: ``idle: ３h`` or ``at: d３ 08:00`` (full-width digits) are refused
+as malformed, with the usual "expected ..." message, though Python's ``int`` would read them.
+
 Probe fields for imported benchmarks (optional): ``category`` (text: the group its evidence
 recall is reported under, e.g. ``multi-hop``), ``abstain: true`` (the memory does not hold
 the answer: an adversarial or abstention question, reported but kept out of recall) and
@@ -51,11 +66,13 @@ from ..errors import ScenarioError
 from .model import (CHECK_NAMES, OBSERVED_KINDS, STEP_KINDS, TEXT_KINDS, BeliefCheck, ConjectureCheck,
                     EventCountCheck, EventExpect, EventTag, Expect, Fact, Hints, Impression, Range,
                     Scenario, Step, StepAttentionCheck, TierCheck)
-from .times import format_at, parse_at, parse_duration
+from .times import MAX_DAYS, MAX_SECONDS, format_at, parse_at, parse_duration
 
 SCENARIO_ID = re.compile(r"[a-z0-9_]+")
 STEP_ID = re.compile(r"[A-Za-z0-9_.:\-]+")
 LANGUAGES = ("en", "zh")
+MAX_K = 10_000                      # the largest expect.k (module docstring)
+LAST_START = datetime(9899, 12, 31, 23, 59, 59)   # start + 100 years must still be a datetime
 TOP_KEYS = ("id", "title", "language", "start", "tags", "steps")
 TOP_REQUIRED = ("id", "title", "language", "start", "steps")
 STEP_KEYS = ("id", "at", *STEP_KINDS, "motivation", "category", "abstain", "hints", "expect")
@@ -145,9 +162,10 @@ def _number(w, field, value, lo=None, hi=None) -> float:
     return float(value)
 
 
-def _int(w, field, value, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise w.fail(field, f"expected an integer >= {lo}, got {brief(value)}")
+def _int(w, field, value, lo: int, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        want = f"an integer >= {lo}" if hi is None else f"an integer from {lo} to {hi:,}"
+        raise w.fail(field, f"expected {want}, got {brief(value)}")
     return value
 
 
@@ -281,7 +299,7 @@ def _expect(w: _Where, raw, kind: str, refs: _Refs) -> Expect:
             raise w.fail("expect.event", "expected 'same_as: STEP' or 'new: true', got {}")
     recall = refs.many(w, "expect.recall", raw["recall"]) if "recall" in raw else ()
     absent = refs.many(w, "expect.absent", raw["absent"]) if "absent" in raw else ()
-    k = _int(w, "expect.k", raw["k"], 1) if "k" in raw else 5
+    k = _int(w, "expect.k", raw["k"], 1, MAX_K) if "k" in raw else 5
     sessions = ()
     if "recall_sessions" in raw:
         groups = raw["recall_sessions"]
@@ -395,16 +413,22 @@ def _read_yaml(path: Path, shown: str):
 
 
 def _start(w: _Where, value) -> datetime:
+    start = None
     if isinstance(value, datetime):
-        return value.replace(tzinfo=None)
-    if isinstance(value, date):
-        return datetime.combine(value, datetime.min.time())
-    if isinstance(value, str):
+        start = value.replace(tzinfo=None)
+    elif isinstance(value, date):
+        start = datetime.combine(value, datetime.min.time())
+    elif isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.strip()).replace(tzinfo=None)
+            start = datetime.fromisoformat(value.strip()).replace(tzinfo=None)
         except ValueError:
             pass
-    raise w.fail("start", f"expected an ISO datetime such as 2026-03-02T09:00:00, got {brief(value)}")
+    if start is None:
+        raise w.fail("start", f"expected an ISO datetime such as 2026-03-02T09:00:00, got {brief(value)}")
+    if start > LAST_START:
+        raise w.fail("start", f"expected an ISO datetime no later than 9899-12-31 (the clock runs 100 years "
+                              f"from the start), got {brief(value if isinstance(value, str) else start.isoformat())}")
+    return start
 
 
 def _when(seconds: float, start: datetime) -> str:
@@ -501,6 +525,9 @@ def _steps(shown: str, raw_steps: list, start: datetime) -> tuple[Step, ...]:
         refs = _Refs(sid, earlier, (ids, i))
         text = _text(w, kind, rs[kind]) if kind in TEXT_KINDS else None
         duration = _duration(w, "idle", rs["idle"]) if kind == "idle" else 0.0
+        if at + duration > MAX_SECONDS:
+            raise w.fail("idle", f"lasts until {_when(at + duration, start)}, past the end of the clock "
+                                 f"({_when(MAX_SECONDS, start)}, {MAX_DAYS} days after the start)")
         checks = _checks(w, rs["check"], refs) if kind == "check" else ()
         motivation = _number(w, "motivation", rs["motivation"], 0, 1) if "motivation" in rs else 0.5
         hints = _hints(w, rs["hints"]) if rs.get("hints") is not None else Hints()

@@ -10,6 +10,18 @@ All times are seconds (float) since the scenario's ``start``; the clock is naive
   ``h`` hours, ``d`` days, ``w`` weeks (7 d), ``mo`` months (30 d), ``y`` years (365 d):
   ``90s``, ``30m``, ``1.5h``, ``3d``, ``2w``, ``6mo``, ``1y``.
 
+Bounds (so that no value overflows a ``datetime``, a ``timedelta`` or an output column):
+
+- the clock runs at most ``MAX_DAYS`` = 36500 days (100 years of 365 days) after the
+  scenario's start: a ``dN`` with N above 36500, or any ``at`` more than 36500 days after
+  the start, is refused (the loader also refuses an ``idle`` that ends later, and a start
+  after 9899-12-31, which would leave no room for the 100 years);
+- a duration is at most 36500 days (``100y``, ``1200mo``, ``36500d``, ...).
+
+Digits are ASCII only: ``３h`` or ``d３ 08:00`` (full-width digits, which Python's ``int``
+would read) are refused like any other malformed value, so a file means the same to every
+reader.
+
 Every parse error is a ``ValueError`` whose text says what was expected.
 """
 
@@ -24,8 +36,11 @@ MINUTE = 60.0
 UNITS = {"s": 1.0, "m": MINUTE, "h": HOUR, "d": DAY, "w": 7 * DAY, "mo": 30 * DAY, "y": 365 * DAY}
 DURATION_FORMS = "a number and a unit s, m, h, d, w, mo or y (e.g. 90s, 30m, 1.5h, 3d, 2w, 6mo, 1y)"
 AT_FORMS = "'dN HH:MM' (e.g. d3 08:00) or an ISO datetime (e.g. 2026-03-05T08:00:00)"
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(mo|s|m|h|d|w|y)")
-_DAY_TIME = re.compile(r"d(\d+)\s+(\d{1,2}):(\d{2})")
+MAX_DAYS = 36500                                   # 100 years of 365 days: the clock's range and the longest duration
+MAX_SECONDS = MAX_DAYS * DAY
+# re.ASCII: \d and \s are ASCII only (no full-width digits, see the module docstring)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(mo|s|m|h|d|w|y)", re.ASCII)
+_DAY_TIME = re.compile(r"d(\d+)\s+(\d{1,2}):(\d{2})", re.ASCII)
 
 
 def seconds(value) -> float:
@@ -45,11 +60,23 @@ def parse_duration(text) -> float:
     >>> parse_duration("8 hours")
     Traceback (most recent call last):
     ValueError: expected a duration: a number and a unit s, m, h, d, w, mo or y (e.g. 90s, 30m, 1.5h, 3d, 2w, 6mo, 1y), got '8 hours'
+    >>> parse_duration("101y")
+    Traceback (most recent call last):
+    ValueError: expected a duration of at most 100 years (36500d), got '101y'
     """
     m = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
     if not m:
-        raise ValueError(f"expected a duration: {DURATION_FORMS}, got {text!r}")
-    return float(m.group(1)) * UNITS[m.group(2)]
+        raise ValueError(f"expected a duration: {DURATION_FORMS}, got {_cut(text)}")
+    value = float(m.group(1)) * UNITS[m.group(2)]
+    if value > MAX_SECONDS:
+        raise ValueError(f"expected a duration of at most 100 years ({MAX_DAYS}d), got {_cut(text)}")
+    return value
+
+
+def _cut(value) -> str:
+    """``repr`` cut at 40 characters (an absurdly long value is quoted briefly)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def parse_at(value, start: datetime, *, allow_before: bool = False) -> float:
@@ -65,12 +92,18 @@ def parse_at(value, start: datetime, *, allow_before: bool = False) -> float:
     >>> parse_at("d0 08:00", s)
     Traceback (most recent call last):
     ValueError: d0 08:00 is before the scenario start (d0 09:00)
+    >>> parse_at("d36501 08:00", s)
+    Traceback (most recent call last):
+    ValueError: expected a moment at most 100 years (36500 days) after the scenario start, got 'd36501 08:00'
     """
     moment = _moment(value, start)
     seconds = (moment - start.replace(tzinfo=None)).total_seconds()
+    shown = value if isinstance(value, str) else value.isoformat()
     if seconds < 0 and not allow_before:
-        shown = value if isinstance(value, str) else value.isoformat()
         raise ValueError(f"{shown} is before the scenario start ({format_at(0, start)})")
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"expected a moment at most 100 years ({MAX_DAYS} days) after the scenario start, "
+                         f"got {_cut(shown)}")
     return seconds
 
 
@@ -87,12 +120,18 @@ def _moment(value, start: datetime) -> datetime:
         hour, minute = int(m.group(2)), int(m.group(3))
         if hour > 23 or minute > 59:
             raise ValueError(f"expected HH:MM with hours 00-23 and minutes 00-59, got {value!r}")
-        return datetime.combine(start.date(), datetime.min.time()) + timedelta(
-            days=int(m.group(1)), hours=hour, minutes=minute)
+        if int(m.group(1)) > MAX_DAYS:   # before timedelta, which overflows past 999999999 days
+            raise ValueError(f"expected a moment at most 100 years ({MAX_DAYS} days) after the scenario start, "
+                             f"got {_cut(value)}")
+        try:
+            return datetime.combine(start.date(), datetime.min.time()) + timedelta(
+                days=int(m.group(1)), hours=hour, minutes=minute)
+        except OverflowError:            # a start too close to year 9999 (the loader refuses such a start)
+            raise ValueError(f"{value} is past the last date a clock can show (9999-12-31)") from None
     try:
         return datetime.fromisoformat(text).replace(tzinfo=None)
     except ValueError:
-        raise ValueError(f"expected {AT_FORMS}, got {value!r}") from None
+        raise ValueError(f"expected {AT_FORMS}, got {_cut(value)}") from None
 
 
 def format_at(seconds: float, start: datetime) -> str:

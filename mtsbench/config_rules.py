@@ -1,0 +1,394 @@
+"""Typed, ranged configuration: one rule per config key, checked when a config is composed.
+
+``RULES`` is the one table: each key path of the composed job config (top-level nodes of
+``configs/config.yaml`` and the fields of every option of every group, e.g. ``llm.noise``
+of ``llm=mock``, ``arousal.r`` of ``arousal=radius``) maps to a short rule in words:
+
+- ``number``, ``integer`` (an ``int``, never a bool; a number is finite), optionally with a
+  range: ``>= 0``, ``> 0``, ``<= 9``, ``in [0, 1]`` (brackets: bound included, parentheses:
+  excluded, as ``in (0, 1]``);
+- ``boolean``, ``text`` (non-empty), ``duration`` (``3h``, ``30d`` or seconds, > 0 and at
+  most 100 years: ``mtsbench.scenario.times``), ``time of day`` (``HH:MM``),
+  ``one of a, b, c``, ``ISO datetime``;
+- ``list of RULE`` (``list of integers >= 1``; plural words are fine);
+- ``... or null``: null (``~`` in YAML) is allowed too.
+
+``validate(cfg, overrides)`` checks every key of the table present in ``cfg`` (resolved:
+an interpolation is checked as the value it gives) and raises ``ConfigError`` with one
+line naming the key, what was expected and the value, in the words of
+``mtsbench.specs``: ``llm.noise: expected a number from 0 to 1, got 'abc'`` (an
+interpolation that does not resolve also names the override that set it).
+Then the options dataclasses with cross-field checks (``preload``, ``generate``: their
+``__post_init__`` with the helpers of ``mtsbench.specs``) check their whole node.
+
+A key of the composed config without a rule is not checked (a ``--config-dir`` option's
+own fields are its constructor's business); the test suite asserts that every numeric
+field of every packaged option has a rule. Rules are per key path, whatever option fills
+the node: a packaged option's field shares its rule with a same-named field of another
+option of that group (``llm.temperature`` of ``openai`` and of ``replay``).
+
+``+KEY=VALUE`` overrides (adding a key) are accepted by ``mtsbench.config`` only for keys
+this table knows (``known``), under a node that exists; see ``mtsbench.config.compose``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from .errors import ConfigError
+
+SCORE = "number in [0, 10]"     # attention scores (DESIGN §1.2)
+SHARE = "number in [0, 1]"
+SEED = "integer >= 0"
+KINDS = "list of one of say, reply, perceive"
+
+RULES: dict[str, str] = {
+    # top level
+    "scenarios": "list of text",
+    "seed": SEED,
+    # dual attention
+    "dual.long_share": SHARE,
+    "dual.long_gain": "number >= 0",
+    "dual.short_gain": "number >= 0",
+    "dual.cap": "number > 0",
+    # query-time scoring (retrieval=TieredSearch, and the presets' WeightedMinMax, Forgetting)
+    "retrieval.relevance_weight": "number >= 0",
+    "retrieval.attention_weight": "number >= 0",
+    "retrieval.recency_weight": "number >= 0",
+    "retrieval.recency_decay": "number in (0, 1]",
+    "retrieval.full": "number > 0",
+    "retrieval.seed": SEED,
+    "retrieval.candidates": "integer >= 1",
+    "retrieval.context": "integer >= 1 or null",
+    # per-tier indexes
+    "index.exact_below": "integer >= 0",
+    "index.M": "integer >= 2",
+    "index.ef_construction": "integer >= 1",
+    "index.ef": "integer >= 1",
+    "index.seed": SEED,
+    "index.threads": "integer >= 1",
+    # the generated scenario (also checked whole by GenerateSpec when days > 0)
+    "generate.days": "integer >= 0",
+    "generate.turns_per_day": "integer >= 1",
+    "generate.fields": "integer >= 1",
+    "generate.needles": "integer >= 0",
+    "generate.awaken": SHARE,
+    "generate.reminders": "integer >= 1",
+    "generate.distractors": "integer >= 0",
+    "generate.probe_min_days": "integer >= 1",
+    "generate.probe_max_days": "integer >= 1",
+    "generate.casual": SHARE,
+    "generate.important": SHARE,
+    "generate.k": "integer in [1, 10000]",
+    "generate.language": "one of en, zh",
+    "generate.seed": SEED,
+    "generate.start": "ISO datetime",
+    "generate.id": "text or null",
+    # the pre-loaded store (also checked whole by PreloadSpec)
+    "preload.memories": "integer >= 0",
+    "preload.days": "number >= 0",
+    "preload.fields": "integer >= 1",
+    "preload.important": SHARE,
+    "preload.recall_rate": "number >= 0",
+    "preload.seed": SEED,
+    # background processes
+    "summarize.every": "integer >= 1",
+    "summarize.session_gap": "duration",
+    "summarize.min_items": "integer >= 1",
+    "summarize.tag_events": "boolean",
+    "summarize.enabled": "boolean",
+    "consolidation.motivation": SHARE,
+    "consolidation.related": "integer >= 0",
+    "consolidation.nightly_at": "time of day or null",
+    "consolidation.enabled": "boolean",
+    "inference.threshold": SHARE,
+    "inference.ttl_decay": "boolean",
+    "inference.kinds": KINDS,
+    "inference.enabled": "boolean",
+    # evaluation depths
+    "evaluation.recall_at": "list of integers >= 1",
+    "evaluation.recall_at_tokens": "list of integers >= 1",
+    "evaluation.rank_to": "integer >= 0",     # 0: as deep as the largest recall_at
+    # the agent's schedule and the probes
+    "agent.rebalance_every": "integer >= 1",
+    "agent.incremental_rebalance": "boolean",
+    "probes.motivation": "number in [0, 1] or null",
+    # group system: bm25
+    "system.k1": "number >= 0",
+    "system.b": SHARE,
+    "system.method": "one of lucene, robertson, atire, bm25l, bm25+",
+    # group workload: reply
+    "workload.k": "integer in [1, 10000]",
+    "workload.kinds": KINDS,
+    "workload.default_motivation": SHARE,
+    # group attention: associative, constant
+    "attention.associations": "integer >= 0",
+    "attention.min_relevance": "number in [0, 1]",
+    "attention.motivation": SHARE,
+    "attention.boost": "boolean",
+    "attention.score": SCORE,
+    # groups long_decay and short_decay: power_law, exponential, ebbinghaus, hyperbolic
+    **{f"{part}.{field}": rule for part in ("long_decay", "short_decay") for field, rule in {
+        "tau": "number > 0", "d": "number >= 0", "half_life": "number > 0", "k": "number >= 0",
+        "scale": "number > 0", "initial_strength": "number > 0", "growth": "number >= 0"}.items()},
+    # group llm: mock, openai, replay
+    "llm.seed": "integer >= 0 or null",
+    "llm.noise": SHARE,
+    "llm.relevance_floor": SHARE,
+    "llm.relevance_full": SHARE,
+    "llm.attention_ref": "number > 0",
+    "llm.base_url": "text or null",
+    "llm.model": "text or null",
+    "llm.api_key_env": "text",
+    "llm.temperature": "number >= 0 or null",
+    "llm.max_tokens": "integer >= 1 or null",
+    "llm.timeout": "number > 0",
+    "llm.max_retries": "integer >= 0",
+    "llm.response_format": "one of json_schema, json_object, text",
+    "llm.on_failure": "one of raise, skip",
+    "llm.record": "text or null",
+    "llm.cassette": "text or null",
+    # group embedder: hashing, sentence_transformers
+    "embedder.dim": "integer >= 1",
+    "embedder.char_n": "integer >= 1",
+    "embedder.char_weight": "number >= 0",
+    "embedder.model": "text",
+    "embedder.batch_size": "integer >= 1",
+    "embedder.device": "text",
+    "embedder.threads": "integer >= 1",
+    # group arousal: radius, knn
+    "arousal.r": "number in [0, 1]",
+    "arousal.gain": "number >= 0",
+    "arousal.strength": "number > 0",
+    "arousal.max_neighbors": "integer >= 1",
+    "arousal.k": "integer >= 1",
+    # group tiers: thresholds, capacity, heat, fifo (its `below` is a heat policy)
+    "tiers.cutoffs": f"list of {SCORE.replace('number', 'numbers')}",
+    "tiers.hysteresis": "number >= 0",
+    "tiers.sizes": "list of integers >= 1",
+    "tiers.size": "integer >= 1",
+    **{f"{node}.{field}": rule for node in ("tiers", "tiers.below") for field, rule in {
+        "alpha": "number >= 0", "beta": "number >= 0", "gamma": "number >= 0", "mu_hours": "number > 0",
+        "threshold": "number >= 0"}.items()},
+    # group depth: escalate, fixed
+    "depth.confidence": "number >= 0",
+    "depth.n": "integer >= 1",
+    # group events: per_category, window
+    "events.default_valid": "duration",
+    "events.window": "duration",
+    # group belief: ema, nars
+    "belief.eta": SHARE,
+    "belief.weight": "number > 0",
+    "belief.max_confidence": "number in (0, 1)",
+    # group accumulate: log_odds, nars
+    "accumulate.cap": "number > 0",
+    "accumulate.k": "number > 0",
+    "accumulate.max_confidence": "number in (0, 1)",
+}
+
+
+# --- the rule language -------------------------------------------------------------------
+
+_MISSING = object()
+_BOUNDS = re.compile(r"(>=|>|<=|<)\s*(\S+)|in\s*([\[(])\s*([^,]+),\s*([^\])]+)([\])])")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule: ``check(value)`` is True when the value is acceptable; ``expected``
+    words it for messages (``a number from 0 to 1``)."""
+
+    text: str
+    check: Callable[[Any], bool]
+    expected: str
+
+
+def parse(text: str) -> Rule:
+    """The rule a table entry says.
+
+    >>> r = parse("integer >= 1 or null")
+    >>> r.check(3), r.check(None), r.check(0), r.check(2.0), r.check(True), r.expected
+    (True, True, False, False, False, 'an integer >= 1 or null')
+    >>> r = parse("list of numbers in (0, 1]")
+    >>> r.check([0.5, 1]), r.check([0]), r.check(0.5), r.expected
+    (True, False, False, 'a list of numbers > 0 and <= 1')
+    >>> parse("number in [0, 1]").expected, parse("one of raise, skip").check("skip")
+    ('a number from 0 to 1', True)
+    """
+    body = text.strip()
+    nullable = body.endswith(" or null")
+    if nullable:
+        body = body[: -len(" or null")].strip()
+    check, expected = _base(body)
+    if nullable:
+        inner = check
+        check = lambda v: v is None or inner(v)  # noqa: E731
+        expected += " or null"
+    return Rule(text, check, expected)
+
+
+def _base(body: str) -> tuple[Callable[[Any], bool], str]:
+    if body.startswith("list of "):
+        check, expected = _base(body[len("list of "):])
+        plural = expected.removeprefix("an ").removeprefix("a ")
+        for one, many in (("number", "numbers"), ("integer", "integers"), ("text", "texts"), ("one of", "any of")):
+            plural = plural.replace(one, many, 1) if plural.startswith(one) else plural
+        return (lambda v: isinstance(v, (list, tuple)) and all(check(x) for x in v)), f"a list of {plural}"
+    if body.startswith("one of "):
+        options = [o.strip() for o in body[len("one of "):].split(",")]
+        return (lambda v: isinstance(v, str) and v in options), "one of " + ", ".join(options)
+    simple = {"boolean": (lambda v: isinstance(v, bool), "true or false"),
+              "text": (lambda v: isinstance(v, str) and bool(v.strip()), "text"),
+              "duration": (_is_duration, "a duration such as 3h or 30d (at most 100 years)"),
+              "time of day": (_is_time_of_day, "a time of day HH:MM (00:00 to 23:59)"),
+              "ISO datetime": (_is_iso, "an ISO datetime such as 2026-01-05T07:00:00")}
+    if body in simple:
+        return simple[body]
+    kind, _, bounds = body.partition(" ")
+    kind = kind.removesuffix("s")
+    if kind not in ("number", "integer"):
+        raise ValueError(f"unknown rule {body!r}")
+    low, high, words = _range(bounds)
+    if kind == "integer":
+        typed = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
+    else:
+        typed = lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+                           and math.isfinite(v))
+    return (lambda v: typed(v) and low(v) and high(v)), f"{'an integer' if kind == 'integer' else 'a number'}{words}"
+
+
+def _range(bounds: str):
+    """(low test, high test, words) of ``>= 0``, ``in (0, 1]``, ... (empty: unbounded)."""
+    low, high = (lambda v: True), (lambda v: True)
+    bounds = bounds.strip()
+    if not bounds:
+        return low, high, ""
+    m = _BOUNDS.fullmatch(bounds)
+    if not m:
+        raise ValueError(f"unknown range {bounds!r}")
+    if m.group(1):
+        op, x = m.group(1), float(m.group(2))
+        test = {">=": lambda v: v >= x, ">": lambda v: v > x, "<=": lambda v: v <= x, "<": lambda v: v < x}[op]
+        return (test, high, f" {op} {_g(x)}") if op.startswith(">") else (low, test, f" {op} {_g(x)}")
+    a, b = float(m.group(4)), float(m.group(5))
+    closed_a, closed_b = m.group(3) == "[", m.group(6) == "]"
+    low = (lambda v: v >= a) if closed_a else (lambda v: v > a)
+    high = (lambda v: v <= b) if closed_b else (lambda v: v < b)
+    if closed_a and closed_b:
+        return low, high, f" from {_g(a)} to {_g(b)}"
+    return low, high, f" {'>=' if closed_a else '>'} {_g(a)} and {'<=' if closed_b else '<'} {_g(b)}"
+
+
+def _g(x: float) -> str:
+    return f"{x:g}" if abs(x) < 1e6 else f"{int(x):,}"
+
+
+def _is_duration(v) -> bool:
+    from .scenario.times import MAX_SECONDS, parse_duration
+
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return math.isfinite(v) and 0 < v <= MAX_SECONDS
+    try:
+        return parse_duration(v) > 0
+    except ValueError:
+        return False
+
+
+def _is_time_of_day(v) -> bool:
+    m = re.fullmatch(r"(\d{1,2}):(\d{2})", v.strip(), re.ASCII) if isinstance(v, str) else None
+    return bool(m) and int(m.group(1)) <= 23 and int(m.group(2)) <= 59
+
+
+def _is_iso(v) -> bool:
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+PARSED: dict[str, Rule] = {path: parse(text) for path, text in RULES.items()}
+
+
+# --- checking a composed config ----------------------------------------------------------
+
+def known(path: str) -> bool:
+    """Does the table have a rule for ``path``?"""
+    return path in PARSED
+
+
+def brief(value) -> str:
+    """``repr`` cut at 40 characters, as messages quote a value."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def override_key(override: str) -> str:
+    """The key path an override sets: ``+llm.noise=0.1`` -> ``llm.noise``."""
+    return override.partition("=")[0].lstrip("+~").strip()
+
+
+def _value(cfg, path: str):
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    node = cfg
+    for part in path.split("."):
+        if not isinstance(node, DictConfig) or part not in node:
+            return _MISSING
+        node = node[part]
+    return OmegaConf.to_container(node, resolve=True) if isinstance(node, (DictConfig, ListConfig)) else node
+
+
+def problem(path: str, value) -> str | None:
+    """``PATH: expected ..., got VALUE`` when ``value`` breaks ``path``'s rule, else None."""
+    rule = PARSED.get(path)
+    if rule is None or rule.check(value):
+        return None
+    return f"{path}: expected {rule.expected}, got {brief(value)}"
+
+
+def validate(cfg, overrides: Sequence[str] = ()) -> None:
+    """Check every key of ``RULES`` present in the job config ``cfg`` (then the preload and
+    generate nodes whole); ``ConfigError`` with one line for the first bad value.
+
+    >>> from omegaconf import OmegaConf
+    >>> validate(OmegaConf.create({"llm": {"noise": -1}}))
+    Traceback (most recent call last):
+    mtsbench.errors.ConfigError: llm.noise: expected a number from 0 to 1, got -1
+    """
+    by_key = {override_key(o): o for o in overrides if "=" in o}
+    for path in PARSED:
+        try:
+            value = _value(cfg, path)
+        except Exception as e:  # noqa: BLE001 - an interpolation that does not resolve
+            raise ConfigError(_where(path, by_key) + f"{path}: cannot resolve it "
+                              f"({type(e).__name__}: {' '.join(str(e).split())[:120]})") from None
+        if value is _MISSING:
+            continue
+        message = problem(path, value)
+        if message:
+            raise ConfigError(message)
+    _whole_nodes(cfg)
+
+
+def _where(path: str, by_key: dict[str, str]) -> str:
+    o = by_key.get(path)
+    return f"override '{o}': " if o else ""
+
+
+def _whole_nodes(cfg) -> None:
+    """The options dataclasses' own cross-field checks (``fields`` at most the vocabulary's,
+    ``probe_max_days >= probe_min_days``, unknown keys, ...)."""
+    from .preload import PreloadSpec
+    from .scenario.generate import from_config
+
+    for name, check in (("preload", PreloadSpec.from_config), ("generate", from_config)):
+        if name in cfg:
+            check(cfg[name])            # a ConfigError naming NODE.OPTION
