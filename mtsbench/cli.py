@@ -72,10 +72,12 @@ def check_main(argv: list[str]) -> int:
                                      "configuration (plus overrides); exit 1 if any expectation fails.")
     parser.add_argument("args", nargs="*", help="scenario files or folders, and Hydra overrides")
     parser.add_argument("--out", help="keep the run's outputs in this folder (default: a temporary one)")
+    parser.add_argument("--config-dir", "-cd", action="append", default=[], metavar="DIR",
+                        help="a config folder of your own, searched beside the packaged configs (repeatable)")
     ns = parser.parse_args(argv)
     paths, overrides = split_check_args(ns.args)
     try:
-        cfg, choices = compose(overrides)
+        cfg, choices = compose(overrides, ns.config_dir)
         if paths or not overrides_set_scenarios(overrides):   # files named here win over scenarios=...
             cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
