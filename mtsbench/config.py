@@ -115,11 +115,24 @@ def compose(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> tupl
     checked (``ConfigError``, one line, for anything wrong; see the module docstring).
     ``extra_dirs``: config folders searched too (``--config-dir``)."""
     cfg = _compose_full(list(overrides), extra_dirs)
-    choices = {k: v for k, v in OmegaConf.to_container(cfg.hydra.runtime.choices).items()
-               if not k.startswith("hydra/") and v is not None}
+    choices = choices_of(cfg.hydra.runtime.choices)
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg, choices
+
+
+def choices_of(runtime_choices) -> dict:
+    """The option chosen in each of mtsbench's groups, from Hydra's ``runtime.choices``
+    (Hydra's own ``hydra/...`` groups and unset ones left out)."""
+    return {k: v for k, v in OmegaConf.to_container(runtime_choices).items()
+            if not k.startswith("hydra/") and v is not None}
+
+
+def _sweep_needs_m(override: str) -> ConfigError:
+    """The one line for a comma list given without ``-m``."""
+    key, _, value = override.partition("=")
+    return ConfigError(f"override '{override}': a comma list is a sweep: add -m to run one job per value "
+                       f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
 
 
 def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> DictConfig:
@@ -249,9 +262,7 @@ def _composition_error(e: Exception, overrides: list[str], extra_dirs: Sequence[
         return ConfigError(f"override '{by_key.get(m.group(1), '~' + m.group(1))}': no such key '{m.group(1)}' to delete")
     m = re.match(r"Ambiguous value for argument '([^']+)'", text)
     if m:
-        key, _, value = m.group(1).partition("=")
-        return ConfigError(f"override '{m.group(1)}': a comma list is a sweep: add -m to run one job per value "
-                           f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
+        return _sweep_needs_m(m.group(1))
     return ConfigError(f"overrides {' '.join(overrides) or '(none)'}: {type(e).__name__}: {first}")
 
 
@@ -317,10 +328,7 @@ def check_run(argv: Sequence[str]) -> None:
     swept = [o for o, p in zip(overrides, parsed) if p.is_sweep_override()]
     if not multirun:
         if swept:
-            o = swept[0]
-            key, _, value = o.partition("=")
-            raise ConfigError(f"override '{o}': a comma list is a sweep: add -m to run one job per value "
-                              f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
+            raise _sweep_needs_m(swept[0])
         return
     params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) or {}
     args = [f"{k}={v}" for k, v in params.items()] + overrides

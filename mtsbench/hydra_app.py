@@ -7,7 +7,7 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from .errors import one_line, user_error
 from .resources import CONFIG_DIR
@@ -20,7 +20,7 @@ def app(cfg: DictConfig) -> None:
     from hydra.types import RunMode
 
     from . import evidence
-    from .config import normalise
+    from .config import choices_of, normalise
     from .config_rules import validate
     from .report.markdown import passed_line
     from .runner import run
@@ -29,8 +29,7 @@ def app(cfg: DictConfig) -> None:
     hc = HydraConfig.get()
     out = Path(hc.runtime.output_dir)
     sweep = hc.mode == RunMode.MULTIRUN
-    choices = {k: v for k, v in OmegaConf.to_container(hc.runtime.choices).items()
-               if not k.startswith("hydra/") and v is not None}
+    choices = choices_of(hc.runtime.choices)
     try:
         normalise(cfg)                                        # scenarios=NAME: a list of one
         validate(cfg, list(hc.overrides.task))                # one line naming the override (config_rules)

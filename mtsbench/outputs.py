@@ -131,12 +131,13 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     results when not given); returns the metrics table."""
     records, meta = results.load(out_dir / results.FILE)
     depths, budgets = evidence.depths_of(meta["config"]), evidence.budgets_of(meta["config"])
-    rows, parts = [], {}
+    rows, parts, costs = [], {}, {}
     for sid, info in meta["scenarios"].items():
         scenario = (scenarios or {}).get(sid) or _load(out_dir, info["path"])
         mine = records[records["scenario"] == sid]
         rows += scenario_rows(mine, scenario, depths, budgets)
         parts[sid] = (info, scored_total(mine))
+        costs[sid] = cost_block(mine, info["processes"], info["llm"])
     frame = metrics_frame(rows, depths, budgets)
     frame.to_csv(out_dir / "metrics.csv", index=False)
     summary_scenarios = {}
@@ -148,9 +149,7 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
     overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets)
     overall["processes"] = sum_processes([i["processes"] for i in infos])
-    cost = {"overall": cost_block(records, overall["processes"], totals),
-            "scenarios": {sid: cost_block(records[records["scenario"] == sid], info["processes"], info["llm"])
-                          for sid, (info, _) in parts.items()}}
+    cost = {"overall": cost_block(records, overall["processes"], totals), "scenarios": costs}
     summary = {"overall": overall, "scenarios": summary_scenarios, "cost": cost, "choices": meta.get("choices", {})}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
     write_report(out_dir, frame, summary)
@@ -165,7 +164,8 @@ def evaluate_runs(folder: Path) -> list[Path]:
     if (folder / results.FILE).is_file():
         runs = [folder]
     else:
-        runs = sorted((d for d in folder.iterdir() if (d / results.FILE).is_file()), key=lambda d: d.name) \
+        runs = sorted((d for d in folder.iterdir() if (d / results.FILE).is_file()),     # jobs 0, 1, ..., 10
+                      key=lambda d: (not d.name.isdigit(), int(d.name) if d.name.isdigit() else 0, d.name)) \
             if folder.is_dir() else []
     if not runs:
         raise ReportError(f"{folder}: no {results.FILE} here nor in its subfolders (expected a run or sweep directory)")

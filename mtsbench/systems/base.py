@@ -184,7 +184,7 @@ class PlainSystem:
     (True, 0)
     """
 
-    trace_: list = []
+    trace_: tuple | list = ()     # a subclass sets its own list in start()
 
     def idle(self, idle: Idle) -> Outcome:
         return Outcome()
