@@ -50,7 +50,7 @@ class Run:
 
     @property
     def expectations(self) -> pd.DataFrame:
-        return self.metrics[self.metrics["check"] != "probe"].reset_index(drop=True)
+        return self.metrics[~self.metrics["check"].isin(["probe", "llm"])].reset_index(drop=True)   # llm: accounting rows
 
     @cached_property
     def results(self) -> pd.DataFrame:

@@ -1,6 +1,11 @@
 """The ``mtsbench`` command: run, check, validate, scenarios, report, import.
 
-Every error the user can cause is printed as one line on stderr with exit code 2.
+Every error the user can cause is printed as one line on stderr (through
+``errors.redact``) with exit code 2: a bad override, scenario or LLM setup, an output
+directory that cannot be written (checked before anything runs: ``writable``), a full disk.
+A run stopped by SIGINT/SIGTERM exits 130/143 with one line, keeping what it did; one in
+which more than ``llm.max_failure_rate`` of the LLM calls failed warns and exits 3.
+``mtsbench run -m --resume DIR`` re-runs the jobs of sweep DIR that are not complete.
 """
 
 from __future__ import annotations
@@ -11,12 +16,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import ConfigError, ReportError, user_error
+from .errors import ConfigError, Interrupted, OutputError, ReportError, exit_code, redact, signal_name, user_error
 
 USAGE = """usage: mtsbench COMMAND [ARGS]
 
 commands:
   run [overrides]             one Hydra job (add -m for a sweep); outputs in the job directory
+  run -m --resume DIR         re-run the jobs of sweep DIR that are not complete
   check [FILES|DIRS] [overrides] [--out DIR]
                               run scenarios, exit 1 on any failed expectation
   validate FILES...           check scenario files, one line per problem
@@ -29,26 +35,93 @@ commands:
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"mtsbench: {message}", file=sys.stderr)
+    print(f"mtsbench: {redact(message)}", file=sys.stderr)
     return code
 
 
 def run_main(argv: list[str]) -> int:
+    """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
+    user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
+    from . import sweep
     from .config import check_run
 
     try:   # every job's config composed and checked before Hydra launches anything
-        check_run(argv)
-    except ConfigError as e:
+        argv = _resume(argv)
+        cfg = check_run(argv)
+        if cfg is not None:
+            multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
+            writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
+    except (ConfigError, OutputError) as e:
         return _fail(str(e))
-    from .hydra_app import app
-    from .sweep import failed_jobs
+    from .hydra_app import app, sigterm_interrupts
 
     sys.argv = ["mtsbench", *argv]
     try:
-        app()
+        with sigterm_interrupts():
+            app()
     except SystemExit as e:
         return int(e.code or 0)
-    return 1 if failed_jobs else 0
+    except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
+        return _fail(_sweep_stopped(stop), exit_code(stop))
+    finally:
+        sweep.resume = None
+    return 1 if sweep.failed_jobs else 3 if sweep.warned_jobs else 0
+
+
+def _resume(argv: list[str]) -> list[str]:
+    """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``), only its jobs
+    not complete run (``mtsbench.sweep.resume``); without overrides, the sweep's own."""
+    from . import sweep
+
+    if "--resume" not in argv:
+        return argv
+    i = argv.index("--resume")
+    if i + 1 >= len(argv):
+        raise ConfigError("--resume: expected the sweep directory to resume (multirun/DATE/TIME)")
+    folder = Path(argv[i + 1])
+    rest = argv[:i] + argv[i + 2:]
+    if not (folder / "multirun.yaml").is_file():
+        raise ConfigError(f"--resume {folder}: not a sweep directory (expected multirun.yaml there)")
+    if not any(a.partition("=")[0] not in ("hydra.sweep.dir",) and "=" in a for a in rest):
+        import yaml
+
+        recorded = yaml.safe_load((folder / "multirun.yaml").read_text(encoding="utf-8")) or {}
+        rest += [str(o) for o in ((recorded.get("hydra") or {}).get("overrides") or {}).get("task") or []]
+    sweep.resume = folder
+    rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
+    return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
+
+
+def _sweep_stopped(stop: BaseException) -> str:
+    """The one line of a sweep stopped by a signal: how its jobs stand, how to resume it."""
+    from .report.jobs import find_jobs
+    from .sweep import last_sweep_dir
+
+    if last_sweep_dir is None:
+        return f"interrupted by {signal_name(stop)} before any job started"
+    counts: dict[str, int] = {}
+    try:
+        for job in find_jobs(last_sweep_dir):
+            counts[job.status] = counts.get(job.status, 0) + 1
+    except ReportError:
+        pass
+    told = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return (f"sweep interrupted by {signal_name(stop)}: {told}; to run the jobs not complete: "
+            f"mtsbench run -m --resume {last_sweep_dir}")
+
+
+def writable(folder: Path) -> None:
+    """``OutputError`` (one line) unless a directory can be made at ``folder``: tried by making
+    (and removing) a temporary one in its nearest existing ancestor."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        if not probe.is_dir():
+            raise NotADirectoryError(20, f"{probe} is not a directory")
+        Path(tempfile.mkdtemp(prefix=".mtsbench-probe-", dir=probe)).rmdir()
+    except OSError as e:
+        raise OutputError(folder, e) from None
 
 
 def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -76,12 +149,16 @@ def check_main(argv: list[str]) -> int:
                         help="a config folder of your own, searched beside the packaged configs (repeatable)")
     ns = parser.parse_args(argv)
     paths, overrides = split_check_args(ns.args)
+    out = None
     try:
         cfg, choices = compose(overrides, ns.config_dir)
         if paths or not overrides_set_scenarios(overrides):   # files named here win over scenarios=...
             cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
+        writable(out)
         frame = run(cfg, out, choices, progress=True)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        return _fail(f"check interrupted by {signal_name(stop)}; what was done is in {out}", exit_code(stop))
     except Exception as e:  # Hydra's own errors are multi-line: keep their first line
         return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)
@@ -89,7 +166,10 @@ def check_main(argv: list[str]) -> int:
     if len(failed):
         print(table(failed, ["scenario", "index", "step", "check", "value", "expected"]))
         return 1
-    return 0
+    from .hydra_app import _failure_warning
+
+    warning = _failure_warning(out)
+    return _fail(warning, 3) if warning else 0
 
 
 def report_main(argv: list[str]) -> int:
@@ -104,6 +184,8 @@ def report_main(argv: list[str]) -> int:
         path = write(Path(ns.dir), Path(ns.out) if ns.out else None)
     except ReportError as e:
         return _fail(str(e))
+    except OSError as e:       # an unwritable --out, a full disk
+        return _fail(str(OutputError(getattr(e, "filename", None) or ns.out or ns.dir, e)))
     print(describe(path))
     return 0
 

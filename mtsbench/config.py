@@ -139,6 +139,7 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -
     """The job config with its ``hydra`` node, checked: the overrides, then every value."""
     from . import config_rules
 
+    config_rules.refuse_secrets(overrides)
     check_overrides(overrides, extra_dirs)
     _parse(overrides)
     _check_additions(overrides, extra_dirs)
@@ -295,12 +296,16 @@ def _suggest(key: str, other_overrides: list[str], extra_dirs: Sequence[str | Pa
 SWEEP_JOBS_COMPOSED = 8    # a sweep of up to this many jobs has each composed before it launches (~0.4 s each)
 
 
-def check_run(argv: Sequence[str]) -> None:
+def check_run(argv: Sequence[str]) -> DictConfig | None:
     """Check what ``mtsbench run ARGV`` would run before Hydra launches anything: compose
     the job (or, for a sweep, every job, or for more than ``SWEEP_JOBS_COMPOSED`` jobs every
     value of every swept key once) and validate it; ``ConfigError`` (one line) for the
-    first problem. With Hydra's informational flags (``--cfg``, ``--info``, ``--help``,
-    ...) nothing is checked."""
+    first problem. Returns the (first) job's config with its ``hydra`` node. With Hydra's
+    informational flags (``--cfg``, ``--info``, ``--help``, ...) nothing is checked (None)
+    but secrets on the command line, refused always."""
+    from .config_rules import refuse_secrets
+
+    refuse_secrets([a for a in argv if "=" in a and not a.startswith("-")])
     dirs = config_dirs(argv)
     overrides: list[str] = []
     multirun, skip = False, False
@@ -314,7 +319,7 @@ def check_run(argv: Sequence[str]) -> None:
         elif a.startswith("--config-dir="):
             continue
         elif a.startswith("-"):
-            return
+            return None
         else:
             overrides.append(a)
     parsed = _parse(overrides)
@@ -329,7 +334,7 @@ def check_run(argv: Sequence[str]) -> None:
     if not multirun:
         if swept:
             raise _sweep_needs_m(swept[0])
-        return
+        return cfg
     params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) or {}
     args = [f"{k}={v}" for k, v in params.items()] + overrides
     axes: dict[str, list[str]] = {}          # as Hydra's basic sweeper: the command line wins over params
@@ -350,3 +355,4 @@ def check_run(argv: Sequence[str]) -> None:
         if tuple(sorted(job)) not in done:
             done.add(tuple(sorted(job)))
             _compose_full(job, dirs)
+    return cfg

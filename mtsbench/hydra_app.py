@@ -1,50 +1,136 @@
-"""The Hydra entry point behind ``mtsbench run`` (one job per configuration)."""
+"""The Hydra entry point behind ``mtsbench run`` (one job per configuration).
+
+What a job ends with (one line on stderr for anything but success):
+
+- success: the recall table and ``P of N expectations passed; report: DIR/report.md``;
+  exit 0, or 3 after a warning line when more than ``llm.max_failure_rate`` (default 0.05)
+  of the LLM calls failed (``on_failure: skip``);
+- SIGINT or SIGTERM: the scenarios done are written with ``status: interrupted``; exit 130
+  or 143;
+- an error: ``failure.json`` (redacted traceback) and, for a user's error (a bad scenario,
+  override or LLM setup, an unwritable output), its one line and exit 2, for anything else
+  ``job failed: TYPE: MESSAGE; traceback in DIR/failure.json`` and exit 1.
+
+In a sweep (``-m``) a job that fails or is interrupted prints its line and returns, so the
+other jobs still run (``mtsbench.sweep``).
+"""
 
 from __future__ import annotations
 
+import signal
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from .errors import one_line, user_error
+from .errors import Interrupted, exit_code, one_line, redact, signal_name, user_error
 from .resources import CONFIG_DIR
+
+
+@contextmanager
+def sigterm_interrupts():
+    """While inside, SIGTERM raises ``errors.Interrupted`` (as SIGINT raises KeyboardInterrupt)."""
+    def stop(signum, frame):
+        raise Interrupted(signum)
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:          # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _say(line: str) -> None:
+    print(f"mtsbench: {redact(line)}", file=sys.stderr)
+
+
+def _how_far(out: Path) -> str:
+    import json
+
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        return f" after {len(summary['scenarios_done'])} of {len(summary['scenarios_planned'])} scenarios"
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
 
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
 def app(cfg: DictConfig) -> None:
-    """One job. A job that raises leaves ``failure.json``; in a sweep it then returns, so
-    the other jobs still run (``mtsbench.sweep``)."""
+    """One job (see the module docstring)."""
     from hydra.types import RunMode
 
-    from . import evidence
-    from .config import choices_of, normalise
+    from .config import normalise
     from .config_rules import validate
-    from .report.markdown import passed_line
+    from .config import choices_of
     from .runner import run
-    from .sweep import record_failure
+    from .sweep import clear_failure, record_failure
 
     hc = HydraConfig.get()
     out = Path(hc.runtime.output_dir)
     sweep = hc.mode == RunMode.MULTIRUN
-    choices = choices_of(hc.runtime.choices)
+    who = f"job {hc.job.num}" if sweep else "run"
     try:
-        normalise(cfg)                                        # scenarios=NAME: a list of one
-        validate(cfg, list(hc.overrides.task))                # one line naming the override (config_rules)
-        frame = run(cfg, out, choices, progress=not sweep)
-    except Exception as e:
-        record_failure(out, e)
+        clear_failure(out)
+        with sigterm_interrupts():
+            normalise(cfg)                                        # scenarios=NAME: a list of one
+            validate(cfg, list(hc.overrides.task))                # one line naming the override (config_rules)
+            frame = run(cfg, out, choices_of(hc.runtime.choices), progress=not sweep)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        _say(f"{who} interrupted by {signal_name(stop)}{_how_far(out)}; what was done is in {out} "
+             f"(summary.json status: interrupted)")
         if sweep:
-            print(f"mtsbench: job {hc.job.num} failed: {one_line(e)}", file=sys.stderr)
             return
-        if user_error(e) is None:
-            raise
-        print(f"mtsbench: {user_error(e)}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(exit_code(stop))
+    except Exception as e:
+        try:
+            where = f"; traceback in {record_failure(out, e)}"
+        except Exception:  # noqa: BLE001 - nowhere to write it (a full disk): the line says what went wrong
+            where = ""
+        message = user_error(e)
+        if sweep:
+            _say(f"job {hc.job.num} failed: {one_line(e)}")
+            return
+        if message is not None:
+            _say(message)
+            sys.exit(2)
+        _say(f"run failed: {one_line(e)}{where}")
+        sys.exit(1)
     if not sweep:
-        recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg)))
-        if recall_table:
-            print(recall_table)
-        print(f"{passed_line(frame)}; report: {out / 'report.md'}")
+        _finished(cfg, frame, out)
+    elif (warning := _failure_warning(out)) is not None:
+        _say(f"job {hc.job.num}: {warning}")
+
+
+def _failure_warning(out: Path) -> str | None:
+    """The warning line when the run's share of failed LLM calls is above its limit."""
+    import json
+
+    try:
+        overall = json.loads((out / "summary.json").read_text(encoding="utf-8"))["overall"]
+    except (OSError, ValueError, KeyError):
+        return None
+    if not overall.get("llm_failure_rate_exceeded"):
+        return None
+    return (f"warning: {overall['llm_failures']} of {overall['llm_calls']} LLM calls failed "
+            f"({overall['llm_failure_rate']:.1%}), above llm.max_failure_rate={overall['llm_max_failure_rate']:g}; "
+            f"the results are not to be trusted")
+
+
+def _finished(cfg: DictConfig, frame, out: Path) -> None:
+    from . import evidence
+    from .report.markdown import passed_line
+
+    recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg)))
+    if recall_table:
+        print(recall_table)
+    print(f"{passed_line(frame)}; report: {out / 'report.md'}")
+    warning = _failure_warning(out)
+    if warning is not None:
+        _say(warning)
+        sys.exit(3)

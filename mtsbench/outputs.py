@@ -1,5 +1,7 @@
-"""Writes a run directory: results.parquet, then from it metrics.csv, summary.json and
-report.md; beside them trace.jsonl and timelines.csv.
+"""Writes a run directory: results.parquet, then from it metrics.csv, report.md and
+summary.json; beside them trace.jsonl and timelines.csv. Every file is written atomically
+(``mtsbench.atomic``) and scenarios are streamed as they finish (``mtsbench.stream``), so
+an interrupted or failed run leaves what it finished, with its ``status``.
 
 ``write_run`` saves what the systems returned (``mtsbench.results``) and the traces, then
 ``evaluate_dir`` computes every metric from ``results.parquet`` and the scenarios alone —
@@ -22,7 +24,15 @@ probe cost. ``cost`` (``overall`` and ``scenarios.<id>``) is the total cost: mem
 scored by every kind of search — ``probe``, ``reply`` (``workload=reply``), ``association``
 (labelling), ``arousal`` and the background ``processes`` (their searches and their
 arousal) — with their ``total``, ``per_turn`` (per dialogue turn, say and reply),
-index queries of every kind, and the LLM calls and tokens of steps and processes alike.
+index queries of every kind, the index work (``distances``: vector distance computations
+of every query, measured; ``index_inserts`` and ``insert_distances_est``: graph inserts and
+their *estimated* distances; ``index_moves``; ``distances_per_turn``), and the LLM calls and
+tokens of steps and processes alike.
+``status``, ``scenarios_done``, ``scenarios_planned`` (and ``stopped``: why, for a run that
+did not complete) say how far the run got; ``overall.llm_failure_rate`` is failed LLM
+calls / calls, ``llm_failure_rate_exceeded`` whether it is above ``llm.max_failure_rate``
+(``llm_max_failure_rate``; ``mtsbench run`` then warns and exits 3). ``metrics.csv`` ends with the LLM accounting rows (``llm_rows``), whose LLM
+columns add up to ``overall``'s.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import pandas as pd
 
 from . import evidence, results
 from .evaluate import metrics_frame, scenario_rows, scored_total
+from .processes.meter import INDEX_KEYS
 from .results import STEP_RECORDS
 from .timelines import COLUMNS as TIMELINE_COLUMNS
 from .report.markdown import write_report
@@ -92,8 +103,8 @@ def cost_block(records: pd.DataFrame, processes: dict, llm: dict) -> dict:
     >>> recs = pd.DataFrame({"record": ["observe", "reply", "probe", "check"], "kind": ["say", "say", "probe", "check"],
     ...                      "scored": [3, 10, 12, 12], "arousal_scored": [4, 0, 6, 6], "index_queries": [1, 1, 2, 2]})
     >>> c = cost_block(recs, {"infer": {"scored": 5, "arousal_scored": 1, "index_queries": 1}}, {"calls": 2, "tokens": 9})
-    >>> c["scored"], c["total"], c["per_turn"], c["index_queries"]
-    ({'probe': 12, 'reply': 10, 'association': 3, 'arousal': 10, 'processes': 6}, 41, 41.0, 5)
+    >>> c["scored"], c["total"], c["per_turn"], c["index_queries"], c["distances"]
+    ({'probe': 12, 'reply': 10, 'association': 3, 'arousal': 10, 'processes': 6}, 41, 41.0, 5, 0)
     """
     steps = records[records["record"].isin(STEP_RECORDS)]
 
@@ -105,30 +116,93 @@ def cost_block(records: pd.DataFrame, processes: dict, llm: dict) -> dict:
              "processes": int(sum(p["scored"] + p["arousal_scored"] for p in processes.values()))}
     total = sum(parts.values())
     turns = int(((steps["record"] == "observe") & steps["kind"].isin(["say", "reply"])).sum())
+    index = {k: int(steps[k].sum()) + sum(int(p.get(k, 0)) for p in processes.values()) if k in steps else 0
+             for k in INDEX_KEYS}
     return {"scored": parts, "total": total, "turns": turns,
             "per_turn": round(total / turns, 4) if turns else None,
             "index_queries": int(steps["index_queries"].sum()) + sum(int(p["index_queries"]) for p in processes.values()),
+            **index, "distances_per_turn": round(index["distances"] / turns, 4) if turns else None,
             "llm_calls": int(llm["calls"]), "tokens": int(llm["tokens"])}
 
 
 def write_run(out_dir: Path, runs: list, meta: dict) -> pd.DataFrame:
-    """Save a run (``runs``: per scenario its records, trace and timeline rows; ``meta``:
-    config, choices, scenarios) and write its metrics; returns the metrics table."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    results.save(out_dir / results.FILE, [r for run in runs for r in run.records], meta)
-    with open(out_dir / "trace.jsonl", "w", encoding="utf-8") as f:
-        for run in runs:
-            for event in run.trace:
-                f.write(json.dumps(event, ensure_ascii=False, default=_json) + "\n")
-    pd.DataFrame([r for run in runs for r in run.timeline], columns=TIMELINE_COLUMNS).to_csv(
-        out_dir / "timelines.csv", index=False)
-    return evaluate_dir(out_dir, {run.scenario.id: run.scenario for run in runs})
+    """Save a finished run at once (``runs``: per scenario its records, trace and timeline
+    rows; ``meta``: config, choices, scenarios) and write its metrics; returns the metrics
+    table. A run that streams its scenarios uses ``mtsbench.stream.RunWriter`` instead."""
+    from .stream import RunWriter
+
+    writer = RunWriter(out_dir, meta, [run.scenario.id for run in runs])
+    for run in runs:
+        writer.add(run)
+    return writer.finish("complete")
+
+
+LLM_ROW = "llm"      # the check of metrics.csv's LLM accounting rows
+
+
+def llm_rows(records: pd.DataFrame, infos: dict) -> list[dict]:
+    """metrics.csv's LLM accounting rows (``check`` = ``llm``), per scenario: ``step`` =
+    ``steps`` (the LLM use of all its steps, from their records), one per background
+    process (``step`` = its name, ``kind`` = ``process``), and ``unattributed`` if the
+    scenario's totals hold more (never for the bundled systems). Their ``llm_calls``,
+    ``tokens``, ``llm_retries`` and ``llm_failures`` add up to ``summary.json``'s.
+
+    >>> recs = pd.DataFrame({"scenario": ["a", "a"], "record": ["observe", "check"], "llm_calls": [2, 9],
+    ...                      "tokens": [10, 9], "prompt_tokens": [8, 9], "completion_tokens": [2, 0],
+    ...                      "llm_retries": [1, 9], "llm_failures": [0, 9]})
+    >>> info = {"llm": {"calls": 3, "tokens": 14, "prompt_tokens": 11, "completion_tokens": 3, "retries": 2,
+    ...                 "failures": 1},
+    ...         "processes": {"infer": {"calls": 1, "tokens": 4, "prompt_tokens": 3, "completion_tokens": 1,
+    ...                                 "retries": 1, "failures": 1}}}
+    >>> [(r["step"], r["llm_calls"], r["llm_retries"], r["llm_failures"]) for r in llm_rows(recs, {"a": info})]
+    [('steps', 2, 1, 0), ('infer', 1, 1, 1)]
+    """
+    keys = {"llm_calls": "calls", "tokens": "tokens", "prompt_tokens": "prompt_tokens",
+            "completion_tokens": "completion_tokens", "llm_retries": "retries", "llm_failures": "failures"}
+    out = []
+    for sid, info in infos.items():
+        mine = records[(records["scenario"] == sid) & records["record"].isin(STEP_RECORDS)]
+        parts = [("steps", "steps", {col: int(mine[col].sum()) for col in keys})]
+        parts += [(name, "process", {col: int(p.get(key, 0)) for col, key in keys.items()})
+                  for name, p in sorted((info.get("processes") or {}).items())]
+        rest = {col: int(info["llm"].get(key, 0)) - sum(part[col] for _, _, part in parts) for col, key in keys.items()}
+        if any(rest.values()):
+            parts.append(("unattributed", "steps", rest))
+        out += [{"scenario": sid, "index": None, "step": step, "kind": kind, "check": LLM_ROW, **values}
+                for step, kind, values in parts]
+    return out
+
+
+def failure_rate(llm: dict) -> float | None:
+    """Failed LLM calls / calls (None when there were none).
+
+    >>> failure_rate({"calls": 8, "failures": 2}), failure_rate({"calls": 0, "failures": 0})
+    (0.25, None)
+    """
+    return round(llm["failures"] / llm["calls"], 4) if llm.get("calls") else None
+
+
+MAX_FAILURE_RATE = 0.05    # llm.max_failure_rate when the backend has none (the mock never fails)
+
+
+def max_failure_rate(config: dict) -> float:
+    """``llm.max_failure_rate`` of a run's config (``MAX_FAILURE_RATE`` when not set).
+
+    >>> max_failure_rate({"llm": {"max_failure_rate": 0.2}}), max_failure_rate({"llm": {}})
+    (0.2, 0.05)
+    """
+    value = ((config or {}).get("llm") or {}).get("max_failure_rate")
+    return MAX_FAILURE_RATE if value is None else float(value)
 
 
 def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     """Compute metrics.csv, summary.json and report.md of a run from its results.parquet and
     its scenarios (``scenarios``: id -> Scenario; loaded from the paths saved in the
-    results when not given); returns the metrics table."""
+    results when not given); returns the metrics table (without the ``llm`` rows).
+    ``summary.json`` is written last and atomically, with the run's ``status``."""
+    from .atomic import write_atomic
+    from .errors import OutputError
+
     records, meta = results.load(out_dir / results.FILE)
     depths, budgets = evidence.depths_of(meta["config"]), evidence.budgets_of(meta["config"])
     rows, parts, costs = [], {}, {}
@@ -139,7 +213,8 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
         parts[sid] = (info, scored_total(mine))
         costs[sid] = cost_block(mine, info["processes"], info["llm"])
     frame = metrics_frame(rows, depths, budgets)
-    frame.to_csv(out_dir / "metrics.csv", index=False)
+    accounting = metrics_frame(llm_rows(records, meta["scenarios"]), depths, budgets)
+    write_atomic(out_dir / "metrics.csv", pd.concat([frame, accounting], ignore_index=True).to_csv(index=False))
     summary_scenarios = {}
     for sid, (info, scored) in parts.items():
         part = frame[frame["scenario"] == sid]
@@ -148,12 +223,32 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     infos = [info for info, _ in parts.values()]
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
     overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets)
+    overall["llm_failure_rate"] = failure_rate(totals)
+    limit = max_failure_rate(meta["config"])
+    overall["llm_max_failure_rate"] = limit
+    overall["llm_failure_rate_exceeded"] = bool(overall["llm_failure_rate"] and overall["llm_failure_rate"] > limit)
     overall["processes"] = sum_processes([i["processes"] for i in infos])
     cost = {"overall": cost_block(records, overall["processes"], totals), "scenarios": costs}
-    summary = {"overall": overall, "scenarios": summary_scenarios, "cost": cost, "choices": meta.get("choices", {})}
-    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=_json) + "\n", encoding="utf-8")
-    write_report(out_dir, frame, summary)
+    summary = {**run_status(meta), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
+               "choices": meta.get("choices", {})}
+    try:
+        write_report(out_dir, frame, summary)
+    except OSError as e:
+        raise OutputError(out_dir / "report.md", e) from None
+    write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, default=_json) + "\n")
     return frame
+
+
+def run_status(meta: dict) -> dict:
+    """``status`` (complete, interrupted, failed; running while a run streams), the scenarios
+    planned and done, and why it stopped (``stopped``), from a results file's metadata (a
+    file written before statuses existed is complete)."""
+    done = list(meta.get("scenarios_done", meta["scenarios"]))
+    status = {"status": meta.get("status", "complete"), "scenarios_done": done,
+              "scenarios_planned": list(meta.get("scenarios_planned", done))}
+    if meta.get("stopped"):
+        status["stopped"] = meta["stopped"]
+    return status
 
 
 def evaluate_runs(folder: Path) -> list[Path]:

@@ -17,8 +17,10 @@ file and the scenarios alone (``mtsbench.evaluate``), so a new metric needs no r
 - ``event``: the provenance of the event memory holding an observed step (``value``), made
   once that step has been summarized.
 
-The file's metadata holds the run's config and chosen options, and per scenario its file
-and totals (LLM use per task, background processes, memories held).
+The file's metadata holds the run's config and chosen options, per scenario its file
+and totals (LLM use per task, background processes, memories held), and the run's
+``status`` (``running`` while it runs, then ``complete``, ``interrupted`` or ``failed``)
+with the scenarios planned and done (``mtsbench.outputs.RunWriter``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ import pyarrow.parquet as pq
 from .systems.base import UNSUPPORTED, Outcome
 
 FILE = "results.parquet"
-COST_COLUMNS = ["scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls", "tokens",
-                "prompt_tokens", "completion_tokens", "llm_retries", "llm_failures"]
+COST_COLUMNS = ["scored", "tiers_searched", "index_queries", "arousal_scored", "distances", "index_inserts",
+                "insert_distances_est", "index_moves", "llm_calls", "tokens", "prompt_tokens", "completion_tokens",
+                "llm_retries", "llm_failures"]
 STEP_RECORDS = ("observe", "probe", "idle", "tick", "reply")   # the records that carry a step's own work
 
 SCHEMA = pa.schema([
@@ -87,12 +90,17 @@ class Recorder:
 
 
 def save(path: Path, rows: list[dict], meta: dict) -> None:
-    """Write the records with ``meta`` (config, choices, scenarios) in the file's metadata."""
+    """Write the records with ``meta`` (config, choices, scenarios, status) in the file's
+    metadata, atomically (``mtsbench.atomic``: never a truncated file; ``OutputError``)."""
+    from .atomic import write_atomic
+
     for i, row in enumerate(rows):
         row["seq"] = i
     table = pa.Table.from_pylist(rows, schema=SCHEMA)
     table = table.replace_schema_metadata({"mtsbench": json.dumps(meta, default=_json)})
-    pq.write_table(table, path)
+    buffer = pa.BufferOutputStream()
+    pq.write_table(table, buffer)
+    write_atomic(path, buffer.getvalue().to_pybytes())
 
 
 def load(path: Path) -> tuple[pd.DataFrame, dict]:

@@ -11,6 +11,11 @@ The runner hands the system only the inputs of each step (``systems.base``); it 
 every step before it has been (at the latest when the scenario ends) — and records the
 value; judging is the evaluator's. ``probes.motivation`` (when set) replaces every probe's
 own motivation.
+
+Scenarios are streamed as they finish (``mtsbench.stream.RunWriter``): a run stopped by
+SIGINT (``KeyboardInterrupt``) or SIGTERM (``errors.Interrupted``, raised by the caller's
+handler) writes the scenarios done with ``status: interrupted``, one that raises writes
+them with ``status: failed``; either way the exception then goes on to the caller.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
 from .config import ConfigError, scenario_list
+from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
-from .outputs import write_run
 from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
 from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
+from .stream import RunWriter
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
 from .workload import Probes
@@ -181,17 +187,53 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
 
     out_dir = Path(out_dir)
     scenarios = load_all(cfg, out_dir)
-    with tqdm(total=sum(len(s.steps) for s in scenarios), unit="step", leave=False,
-              disable=None if progress else True) as bar:
-        runs = []
-        for s in scenarios:
-            bar.set_description(s.id)
-            runs.append(run_scenario(cfg, s, bar))
-    meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {},
-            "scenarios": {r.scenario.id: {"path": _saved_path(r.scenario.path, out_dir), "llm": r.totals.llm,
-                                          "processes": r.totals.processes, "memories": r.totals.memories}
-                          for r in runs}}
-    return write_run(out_dir, runs, meta)
+    meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {}}
+    writer = RunWriter(out_dir, meta, [s.id for s in scenarios])
+    current = None
+    try:
+        with tqdm(total=sum(len(s.steps) for s in scenarios), unit="step", leave=False,
+                  disable=None if progress else True) as bar:
+            for current in scenarios:
+                bar.set_description(current.id)
+                r = run_scenario(cfg, current, bar)
+                writer.add(r, {"path": _saved_path(r.scenario.path, out_dir), "llm": r.totals.llm,
+                               "processes": r.totals.processes, "memories": r.totals.memories})
+            current = None
+    except (KeyboardInterrupt, Interrupted) as stop:
+        _stopped(writer, "interrupted", {"signal": signal_name(stop), "scenario": current and current.id})
+        raise
+    except Exception as e:
+        _stopped(writer, "failed", {"error": one_line(e), "scenario": current and current.id})
+        raise
+    return writer.finish("complete")
+
+
+def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
+    """Flush the scenarios done with ``status``, deaf to a second SIGINT/SIGTERM meanwhile; a
+    failure to write is left to the caller's error (the run already stops for another
+    reason), the directory marked as far as it can be."""
+    with signals_held():
+        try:
+            writer.finish(status, stopped)
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass
+
+
+@contextmanager
+def signals_held():
+    """Ignore SIGINT and SIGTERM inside (main thread only), so a flush is not cut short."""
+    import signal
+
+    try:
+        saved = [(s, signal.signal(s, signal.SIG_IGN)) for s in (signal.SIGINT, signal.SIGTERM)]
+    except ValueError:          # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in saved:
+            signal.signal(s, handler)
 
 
 def _saved_path(path: Path | None, out_dir: Path) -> str | None:

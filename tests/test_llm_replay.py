@@ -83,7 +83,8 @@ def test_parameters_are_part_of_the_key_and_pick_the_recording(tmp_path):
 
 def test_the_constructor_only_stores_its_parameters_and_errors_come_at_the_first_call(tmp_path):
     cassette, answers, _ = record(tmp_path)
-    given = dict(cassette=str(cassette), model=None, temperature=None, seed=None, on_failure="raise")
+    given = dict(cassette=str(cassette), model=None, temperature=None, seed=None, on_failure="raise",
+                 max_failure_rate=0.1)
     replay = ReplayLLM(**given)
     assert {k: v for k, v in vars(replay).items() if k != "meter"} == given
     twin = copy.deepcopy(replay)

@@ -1,39 +1,158 @@
-"""``hydra/launcher=local``, the default launcher of ``mtsbench run -m``: Hydra's joblib
-launcher (processes on this machine) with a tqdm bar over finished jobs, quiet off a terminal.
+"""``hydra/launcher=local``, the default launcher of ``mtsbench run -m``: jobs in worker
+processes on this machine (loky, as Hydra's joblib launcher), ``n_jobs`` at a time, with a
+tqdm bar over finished jobs (quiet off a terminal).
+
+Each of the ``n_jobs`` lanes is its own one-worker loky executor, reused from job to job,
+so a worker that dies (killed, out of memory, a crash in C code) fails only the job it was
+running: that job gets ``failure.json`` (``mtsbench.sweep.WorkerDied``, with the worker's
+exit code), its lane a fresh worker, and the other jobs go on. Before any job starts the
+sweep's ``jobs.json`` lists every job (``mtsbench.sweep.write_manifest``). With
+``mtsbench run -m ... --resume DIR`` (``mtsbench.sweep.resume``) a job already complete in
+DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked to stop
+(SIGTERM: each writes what it did, ``status: interrupted``), jobs not started stay so
+(``never started`` in the report), and the interrupt goes on to ``mtsbench run``.
+Of the joblib options only ``n_jobs`` applies.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import sys
+from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 from typing import Any, Sequence
 
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 
+STOP_GRACE = 30.0      # seconds a stopped sweep waits for its running jobs to write what they did
+
 
 class ProgressJoblibLauncher(JoblibLauncher):
-    """Hydra's joblib launcher, with a tqdm bar over finished jobs (quiet off a terminal)."""
+    """Hydra's joblib launcher made to survive a dead worker (see the module docstring)."""
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
-        from hydra.core.singleton import Singleton
         from hydra.core.utils import configure_log, filter_overrides, setup_globals
-        from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
-        from joblib import Parallel, delayed
         from tqdm import tqdm
 
+        from mtsbench import sweep
+
         setup_globals()
+        # a dead worker's executor leaves a semaphore behind: not the user's concern at exit
+        os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        options = dict(self.joblib) | {"backend": "loky", "return_as": "generator"}
-        process_joblib_cfg(options)
-        print(f"mtsbench: {len(job_overrides)} jobs, {options.get('n_jobs')} at a time, in {sweep_dir}",
+        n_jobs = _lanes(self.joblib.get("n_jobs"), len(job_overrides))
+        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
+        sweep.last_sweep_dir = sweep_dir
+        sweep.write_manifest(sweep_dir, jobs)
+        skip = {num for num, o in jobs if sweep.resume is not None and sweep.job_complete(self._job_dir(num, o))}
+        print(f"mtsbench: {len(jobs)} jobs, {n_jobs} at a time, in {sweep_dir}"
+              + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if sweep.resume else ""),
               file=sys.stderr)
-        for idx, overrides in enumerate(job_overrides):
-            print(f"  #{initial_job_idx + idx}: {' '.join(filter_overrides(overrides))}", file=sys.stderr)
+        for num, overrides in jobs:
+            print(f"  #{num}: {' '.join(filter_overrides(overrides))}{' (complete)' if num in skip else ''}",
+                  file=sys.stderr)
+        results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
+        with tqdm(total=len(jobs), initial=len(skip), desc="jobs", unit="job", disable=None) as bar:
+            self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar)
+        return [results[num] for num, _ in jobs]
+
+    def _run_lanes(self, todo: list[tuple[int, list[str]]], n_jobs: int, results: dict, bar) -> None:
+        from hydra.core.singleton import Singleton
+        from hydra_plugins.hydra_joblib_launcher._core import execute_job
+        from joblib.externals.loky.process_executor import ProcessPoolExecutor
+
         state = Singleton.get_state()
-        jobs = Parallel(**options)(
-            delayed(execute_job)(initial_job_idx + idx, overrides, self.hydra_context, self.config,
-                                 self.task_function, state)
-            for idx, overrides in enumerate(job_overrides))
-        return list(tqdm(jobs, total=len(job_overrides), desc="jobs", unit="job", disable=None))
+        lanes: list = [None] * n_jobs
+        running: dict = {}                         # future -> (lane, num, overrides)
+        todo = list(todo)
+        try:
+            while todo or running:
+                for lane in range(n_jobs):
+                    if todo and lane not in {v[0] for v in running.values()}:
+                        if lanes[lane] is None:
+                            lanes[lane] = ProcessPoolExecutor(max_workers=1)
+                        num, overrides = todo.pop(0)
+                        future = lanes[lane].submit(execute_job, num, overrides, self.hydra_context, self.config,
+                                                    self.task_function, state)
+                        running[future] = (lane, num, overrides)
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for future in done:
+                    lane, num, overrides = running.pop(future)
+                    try:
+                        results[num] = future.result()
+                    except Exception as e:  # noqa: BLE001 - the worker died (or could not run the job)
+                        results[num] = self._worker_died(num, overrides, e)
+                        lanes[lane].shutdown(wait=False, kill_workers=True)
+                        lanes[lane] = None
+                    bar.update(1)
+        except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
+            _stop(lanes, running)
+            for executor in lanes:
+                if executor is not None:
+                    executor.shutdown(wait=False, kill_workers=True)
+            raise
+        for executor in lanes:
+            if executor is not None:
+                executor.shutdown(wait=True)
+
+    def _job_dir(self, num: int, overrides: list[str]) -> Path:
+        """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``)."""
+        from omegaconf import OmegaConf, open_dict
+
+        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+        with open_dict(cfg):
+            cfg.hydra.job.id = f"{cfg.hydra.job.name}_{num}"
+            cfg.hydra.job.num = num
+        return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
+
+    def _worker_died(self, num: int, overrides: list[str], error: BaseException):
+        """Record job ``num`` as failed like a job that raised; its JobReturn."""
+        from mtsbench import sweep
+        from mtsbench.errors import one_line
+
+        code = re.search(r"exit codes? of the workers? (?:is|are) \{?([^}]*)\}?", str(error))
+        reason = (f"the worker process running job {num} died (exit code {code.group(1).strip()})" if code
+                  else f"the worker process running job {num} failed: {one_line(error)}")
+        job_dir = self._job_dir(num, overrides)
+        try:
+            sweep.record_failure(job_dir, sweep.WorkerDied(reason))
+        except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
+            print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
+        print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
+        return _returned(overrides)
+
+
+def _lanes(n_jobs, total: int) -> int:
+    """Workers to run at once: ``n_jobs`` (-1 = one per core), at least 1, at most the jobs.
+
+    >>> _lanes(2, 5), _lanes(8, 3), _lanes(-1, 1), _lanes(None, 4)
+    (2, 3, 1, 1)
+    """
+    n = int(n_jobs) if n_jobs not in (None, 0) else 1
+    if n < 0:
+        n = max(1, (os.cpu_count() or 1) + 1 + n)
+    return max(1, min(n, total))
+
+
+def _returned(overrides: list[str]):
+    """The JobReturn of a job that ran elsewhere (or died): complete, returning None — a
+    job's own failure is in its directory, as for a job that raised (``mtsbench.sweep``)."""
+    from hydra.core.utils import JobReturn, JobStatus
+
+    return JobReturn(overrides=list(overrides), status=JobStatus.COMPLETED, _return_value=None)
+
+
+def _stop(lanes: list, running: dict) -> None:
+    """Ask the running jobs' workers to stop (SIGTERM: each writes what it did), wait for them."""
+    for executor in lanes:
+        for process in list(getattr(executor, "_processes", {}).values()) if executor is not None else []:
+            try:
+                os.kill(process.pid, signal.SIGTERM)
+            except (OSError, AttributeError):
+                pass
+    if running:
+        wait(list(running), timeout=STOP_GRACE)

@@ -6,10 +6,18 @@ variable is fine for servers that need none), ``temperature``, ``seed`` and ``ma
 (sent when not null), ``timeout`` (seconds per request) and ``max_retries`` (the client's
 retries of 408/409/429/5xx, timeouts and connection errors, honouring Retry-After),
 ``response_format`` (the first structured-output mode to try), ``on_failure`` (``raise``
-or ``skip``, see ``chat.py``) and ``record`` (a cassette path, or null).
+or ``skip``, see ``chat.py``), ``record`` (a cassette path, or null) and
+``max_failure_rate`` (stored for the run: above this share of failed calls ``mtsbench
+run`` warns and exits 3).
 
 The key is read from the environment when the client is built and is held only by the
-client: it is never on a config node, in a cassette line, in an error message or a log.
+client: it is never on a config node, in a cassette line or a log, and it is registered
+with ``errors.register_secret`` so no error message, ``failure.json`` traceback or stderr
+line shows it (a server echoing the Authorization header included).
+
+An HTTP 200 whose body is not JSON or not a chat completion (a proxy's HTML page, a
+truncated body) is re-sent up to ``max_retries`` times (counted as retries), then fails
+the call like a transport error (``on_failure`` decides; counted in ``llm_failures``).
 
 Constructing only stores the parameters (under their own names, as given). The first
 task call checks them (the one-line ``LLMError`` of a missing ``base_url``/``model`` or a
@@ -46,6 +54,7 @@ from typing import ClassVar
 import openai
 
 from . import cassette
+from ..errors import redact, register_secret
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .tasks import Task
@@ -67,7 +76,7 @@ class OpenAILLM(ChatLLM):
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60.0, max_retries: int = 2, response_format: str = "json_schema",
-                 on_failure: str = "raise", record: str | None = None):
+                 on_failure: str = "raise", record: str | None = None, max_failure_rate: float = 0.05):
         self.base_url = base_url
         self.model = model
         self.api_key_env = api_key_env
@@ -79,6 +88,7 @@ class OpenAILLM(ChatLLM):
         self.response_format = response_format
         self.on_failure = on_failure
         self.record = record
+        self.max_failure_rate = max_failure_rate
         self.meter = Meter()
 
     # -- derived on first use -----------------------------------------------------------
@@ -105,6 +115,7 @@ class OpenAILLM(ChatLLM):
         http = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request],
                                                       "response": [_no_retry_of_a_format_fault]})
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        register_secret(key)                  # every error message and failure.json leave it out
         return openai.OpenAI(api_key=key or "unused", base_url=self.base_url_, timeout=float(self.timeout),
                              max_retries=int(self.max_retries), http_client=http)
 
@@ -120,10 +131,7 @@ class OpenAILLM(ChatLLM):
 
     def _scrub(self, text: str) -> str:
         """One line of at most 200 characters, with the key (should a server echo it) removed."""
-        key = self.client_.api_key
-        if isinstance(key, str) and len(key) >= 4 and key != "unused":
-            text = text.replace(key, "<redacted>")
-        return " ".join(text.split())[:200]
+        return " ".join(redact(text).split())[:200]
 
     def _modes(self) -> tuple[str, ...]:
         """The modes to try, from the configured one or, if lower, the one found to work."""
@@ -134,15 +142,27 @@ class OpenAILLM(ChatLLM):
         client = self.client_
         before = self.requests_
         modes = self._modes()
-        for i, mode in enumerate(modes):
+        garbled = 0                                 # HTTP 200 answers that were no chat completion
+        i = 0
+        while i < len(modes):
+            mode = modes[i]
             extra = {"response_format": rf} if (rf := format_field(task, mode)) else {}
             try:
                 response = client.chat.completions.create(model=self.model_, messages=messages,
                                                           **self.params_, **extra)
+                if not hasattr(response, "choices"):
+                    raise ValueError(f"a {type(response).__name__} body, not a chat completion")
+            except ValueError as e:                 # a 200 whose body is not JSON: re-sent, then a failure
+                garbled += 1
+                if garbled <= int(self.max_retries):
+                    continue
+                return self._give_up(task, messages, key, mode, f"HTTP 200 from {self.base_url_} with a body "
+                                     f"that is not a chat completion ({self._scrub(str(e))})", before)
             except openai.APIStatusError as e:
                 if (e.status_code in REJECTED or _format_fault(e.response)) and i + 1 < len(modes):
                     log.warning("%s rejected response_format %s (HTTP %s); trying %s", self.base_url_, mode,
                                 e.status_code, modes[i + 1])
+                    i += 1
                     continue
                 reason = f"HTTP {e.status_code} from {self.base_url_}: {self._scrub(_message(e))}"
                 if e.status_code in MISCONFIGURED:
@@ -158,7 +178,7 @@ class OpenAILLM(ChatLLM):
                 return self._give_up(task, messages, key, mode, f"unusable response ({self._scrub(str(e))})", before)
             self.working_mode[(self.base_url_, self.model_)] = mode
             return self._answered(task, messages, key, mode, response, before)
-        raise AssertionError("unreachable: the last mode never continues")
+        raise AssertionError("unreachable: the last mode never moves on")
 
     def _answered(self, task: Task, messages: list[dict], key: str, mode: str, response, before: int) -> Exchange:
         choices = getattr(response, "choices", None) or []

@@ -7,6 +7,8 @@ failure fails again (then ``on_failure`` decides, as when recording). A request 
 not in the cassette raises ``LLMError`` naming the task and an excerpt of the prompt,
 whatever ``on_failure`` says: the cassette does not cover this run.
 
+``max_failure_rate`` is stored for the run (``mtsbench run`` warns and exits 3 above it).
+
 Which recording to answer as: the cassette's only (backend, model, params) profile, or
 the one picked out by ``model``, ``temperature`` and ``seed`` (null = any).
 
@@ -29,12 +31,13 @@ class ReplayLLM(ChatLLM):
     """Replays a cassette (see the module docstring)."""
 
     def __init__(self, cassette: str | None = None, model: str | None = None, temperature: float | None = None,
-                 seed: int | None = None, on_failure: str = "raise"):
+                 seed: int | None = None, on_failure: str = "raise", max_failure_rate: float = 0.05):
         self.cassette = cassette
         self.model = model
         self.temperature = temperature
         self.seed = seed
         self.on_failure = on_failure
+        self.max_failure_rate = max_failure_rate
         self.meter = Meter()
 
     def _configure(self) -> dict:

@@ -1,9 +1,19 @@
 """The jobs of a run or sweep directory, read from their result files only.
 
 A run directory (``outputs/DATE/TIME/``) is one job; a sweep directory
-(``multirun/DATE/TIME/`` with ``multirun.yaml``) holds one numbered directory per job.
-A job failed when it left ``failure.json`` or has no ``summary.json`` (it crashed or was
-killed); it still gets its row, so the others report.
+(``multirun/DATE/TIME/`` with ``multirun.yaml``) holds one numbered directory per job, and
+``jobs.json`` (written by the launcher before any job starts) lists every job of the sweep.
+A job's status (``job_status``, the ``status`` column of ``summary.csv``):
+
+- ``ok``: ``summary.json`` says ``complete`` (or has no status: written before statuses);
+- ``failed``: it left ``failure.json`` (it raised, or its worker process died) or its
+  ``summary.json`` says ``failed``;
+- ``interrupted``: its ``summary.json`` says ``interrupted`` (SIGINT/SIGTERM; the scenarios
+  done are kept) or ``running``, or it has no ``summary.json`` (stopped before any scenario
+  finished, or killed outright);
+- ``never started``: in ``jobs.json`` but without a directory.
+
+Every job gets its row, so the others report.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import yaml
 from ..errors import ReportError
 
 FAILURE_FILE = "failure.json"
+MANIFEST = "jobs.json"
 SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", "hit_rate",
                    "probes", "scored", "scored_total", "cost_total", "cost_per_turn", "llm_calls", "tokens",
                    "latency_p50_ms", "latency_p95_ms",
@@ -33,6 +44,7 @@ class Job:
     summary: dict | None = None
     error: str | None = None
     label: str = ""
+    status: str = "ok"
 
     @property
     def ok(self) -> bool:
@@ -47,23 +59,62 @@ def is_run(d: Path) -> bool:
     return any((d / name).exists() for name in ("summary.json", FAILURE_FILE, ".hydra", "metrics.csv"))
 
 
-def read_job(d: Path, num: int) -> Job:
-    overrides_file = d / ".hydra" / "overrides.yaml"
-    overrides = [str(o) for o in (yaml.safe_load(overrides_file.read_text()) or [])] if overrides_file.is_file() else []
-    job = Job(d, num, overrides)
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def job_status(d: Path) -> str:
+    """``ok``, ``failed``, ``interrupted`` or ``never started`` (see the module docstring)."""
+    if not d.is_dir():
+        return "never started"
     if (d / FAILURE_FILE).is_file():
-        try:
-            job.error = json.loads((d / FAILURE_FILE).read_text()).get("error") or "failed"
-        except (ValueError, AttributeError):
-            job.error = "failed (unreadable failure.json)"
-    elif not (d / "summary.json").is_file():
-        job.error = "no summary.json: the job crashed or was stopped"
+        return "failed"
+    summary = _read_json(d / "summary.json") if (d / "summary.json").is_file() else None
+    if not isinstance(summary, dict):
+        return "failed" if (d / "summary.json").is_file() else "interrupted"
+    status = summary.get("status", "complete")
+    return {"complete": "ok", "failed": "failed"}.get(status, "interrupted")
+
+
+def _how_far(summary: dict | None) -> str:
+    if not isinstance(summary, dict) or "scenarios_planned" not in summary:
+        return ""
+    stopped = summary.get("stopped") or {}
+    why = f" by {stopped['signal']}" if stopped.get("signal") else ""
+    return f"{why} after {len(summary.get('scenarios_done', []))} of {len(summary['scenarios_planned'])} scenarios"
+
+
+def read_job(d: Path, num: int, overrides: list[str] | None = None) -> Job:
+    overrides_file = d / ".hydra" / "overrides.yaml"
+    if overrides_file.is_file():
+        overrides = [str(o) for o in (yaml.safe_load(overrides_file.read_text()) or [])]
+    job = Job(d, num, list(overrides or []), status=job_status(d))
+    summary = _read_json(d / "summary.json") if (d / "summary.json").is_file() else None
+    if job.status == "never started":
+        job.error = "never started"
+    elif (d / FAILURE_FILE).is_file():
+        failure = _read_json(d / FAILURE_FILE)
+        job.error = (failure.get("error") if isinstance(failure, dict) else None) or "failed (unreadable failure.json)"
+    elif summary is None:
+        job.error = ("summary.json is not valid JSON" if (d / "summary.json").is_file()
+                     else "no summary.json: the job was stopped or killed before a scenario finished")
+    elif job.status != "ok":
+        job.error = f"{summary.get('status')}{_how_far(summary)}"
     else:
-        try:
-            job.summary = json.loads((d / "summary.json").read_text())
-        except ValueError:
-            job.error = "summary.json is not valid JSON"
+        job.summary = summary
     return job
+
+
+def manifest(d: Path) -> dict[int, list[str]]:
+    """The jobs ``jobs.json`` of sweep directory ``d`` lists: number -> overrides ({} if none)."""
+    listed = _read_json(d / MANIFEST) if (d / MANIFEST).is_file() else None
+    try:
+        return {int(j["num"]): [str(o) for o in j["overrides"]] for j in listed or []}
+    except (KeyError, TypeError, ValueError):
+        return {}
 
 
 def find_jobs(d: Path) -> list[Job]:
@@ -75,10 +126,11 @@ def find_jobs(d: Path) -> list[Job]:
     if is_run(d):
         jobs = [read_job(d, 0)]
     else:
-        nums = sorted(int(p.name) for p in d.iterdir() if p.is_dir() and p.name.isdigit())
+        listed = manifest(d)
+        nums = sorted({int(p.name) for p in d.iterdir() if p.is_dir() and p.name.isdigit()} | set(listed))
         if not nums:
             raise ReportError(f"{d}: not a run directory (summary.json) nor a sweep directory (numbered job folders)")
-        jobs = [read_job(d / str(n), n) for n in nums]
+        jobs = [read_job(d / str(n), n, listed.get(n)) for n in nums]
     common = set.intersection(*(set(j.overrides) for j in jobs)) if len(jobs) > 1 else set()
     for j in jobs:
         own = [o for o in j.overrides if o not in common]
@@ -98,7 +150,7 @@ def percentile(values: pd.Series, q: float) -> float | None:
 
 def summary_row(job: Job) -> dict:
     """One job's row of summary.csv."""
-    row = {"job": job.num, "config": job.label, "status": "ok" if job.ok else "failed", "error": job.error,
+    row = {"job": job.num, "config": job.label, "status": job.status, "error": job.error,
            "overrides": " ".join(job.overrides)}
     if not job.ok:
         return row

@@ -1,0 +1,161 @@
+"""Outputs that survive interruption (issue 16, item 3): scenarios are streamed as they
+finish, files written atomically; SIGINT/SIGTERM keeps what was done (status interrupted,
+exit 130/143, one line); a full disk or an unwritable place is one line and exit 2, and
+never leaves a complete-looking summary.json beside a truncated file or an empty
+failure.json.
+
+The signal tests are deterministic without timing: the LLM is a loopback server whose
+answers stop (block) once the first scenario's checkpoint exists, so the run is certainly
+inside the second scenario when the signal is sent.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mtsbench.llm.testing import FakeOpenAI, valid_answer
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIOS = "scenarios=[milk_allergy,deep_memory,field_warmup]"
+
+
+def mtsbench_exe() -> list[str]:
+    exe = Path(sys.executable).parent / "mtsbench"
+    return [str(exe)] if exe.exists() else [shutil.which("mtsbench") or "mtsbench"]
+
+
+def _wait_for(condition, proc) -> None:
+    """Poll until ``condition()`` holds (the process must still run); no time limit of ours:
+    pytest's own timeout, if any, applies."""
+    while not condition():
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
+    out = tmp_path / "run"
+    release, waiting = threading.Event(), threading.Event()
+
+    def answer(body):
+        if (out / "summary.json").exists():       # the first scenario is checkpointed: stop answering
+            waiting.set()
+            release.wait()
+        return valid_answer(body)
+
+    with FakeOpenAI(answer=answer) as server:
+        proc = subprocess.Popen([*mtsbench_exe(), "run", SCENARIOS, "llm=openai", f"llm.base_url={server.url}",
+                                 "llm.model=fake", f"hydra.run.dir={out}"], cwd=tmp_path, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(waiting.is_set, proc)
+            proc.send_signal(signum)
+            _, err = proc.communicate()
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == code, err
+    lines = [line for line in err.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "interrupted by " + signal.Signals(signum).name in lines[0], err
+    assert "after 1 of 3 scenarios" in lines[0] and "Traceback" not in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["scenarios_done"] == ["milk_allergy"]
+    assert summary["scenarios_planned"] == ["milk_allergy", "deep_memory", "field_warmup"]
+    assert summary["stopped"] == {"signal": signal.Signals(signum).name, "scenario": "deep_memory"}
+    assert list(summary["scenarios"]) == ["milk_allergy"] and summary["overall"]["checks"] > 0
+    trace = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    assert trace and {e["scenario"] for e in trace} == {"milk_allergy"}
+    assert set(pd.read_csv(out / "metrics.csv")["scenario"]) == {"milk_allergy"}
+    assert not list(out.glob("*.partial")) and not list(out.glob(".*.tmp-*"))
+    assert not (out / "failure.json").exists()
+
+
+def _run_with_failing_writes(tmp_path, names: tuple[str, ...]):
+    """``mtsbench run`` in a process whose writes to files named ``names`` (or their
+    temporary names) fail with ENOSPC after half their bytes: a full disk."""
+    out = tmp_path / "run"
+    code = f"""
+import builtins, errno, io, os, sys
+NAMES = {names!r}
+real_open = builtins.open
+
+class Full(io.TextIOBase):
+    pass
+
+def full_open(file, mode="r", *args, **kwargs):
+    f = real_open(file, mode, *args, **kwargs)
+    name = os.path.basename(str(file)).lstrip(".")
+    if any(ch in mode for ch in "wa") and any(name.startswith(n) for n in NAMES):
+        write = f.write
+        def half(data):
+            write(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        f.write = half
+    return f
+
+builtins.open = full_open
+from mtsbench.cli import main
+sys.exit(main(["run", "scenarios=[milk_allergy,deep_memory]", "hydra.run.dir={out}"]))
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    return r, out
+
+
+def test_a_full_disk_while_streaming_is_one_line_and_no_complete_summary(tmp_path):
+    r, out = _run_with_failing_writes(tmp_path, ("trace.jsonl",))
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "No space left on device" in lines[0] and "trace.jsonl" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "failed" and "overall" not in summary     # never complete-looking
+    assert not (out / "trace.jsonl").exists()                            # no truncated trace in place
+    failure = json.loads((out / "failure.json").read_text())
+    assert "No space left" in failure["error"]
+    assert not list(out.glob(".*.tmp-*"))
+
+
+def test_a_disk_that_takes_nothing_leaves_no_empty_or_complete_file(tmp_path):
+    names = ("results.parquet", "summary.json", "failure.json", "metrics.csv", "trace.jsonl", "timelines.csv",
+             "report.md")
+    r, out = _run_with_failing_writes(tmp_path, names)
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "No space left on device" in lines[0] and "Traceback" not in r.stderr
+    for name in ("summary.json", "failure.json", "results.parquet", "metrics.csv"):
+        assert not (out / name).exists(), name                          # nothing half-written put in place
+    assert not list(out.glob(".*.tmp-*"))
+
+
+@pytest.mark.parametrize("args", [["run", "scenarios=[milk_allergy]", "hydra.run.dir=/proc/x/run"],
+                                  ["run", "-m", "scenarios=[milk_allergy]", "hydra.sweep.dir=/proc/x/sweep"],
+                                  ["check", "scenarios/milk_allergy.yaml", "--out", "/proc/x/check"]])
+def test_an_unwritable_output_directory_is_one_line(cli, args):
+    r = cli(*args, cwd=REPO)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot write /proc/x" in r.stderr, r.stderr
+
+
+def test_report_to_an_unwritable_place_is_one_line(cli, tmp_path):
+    r = cli("run", "scenarios=[milk_allergy]", "system=bm25", f"hydra.run.dir={tmp_path / 'run'}")
+    assert r.returncode == 0, r.stderr
+    r = cli("report", tmp_path / "run", "--out", "/proc/x/report")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot write" in r.stderr, r.stderr
+
+
+def test_a_complete_run_says_so(cli, tmp_path):
+    r = cli("run", "scenarios=[milk_allergy,deep_memory]", "system=bm25", f"hydra.run.dir={tmp_path / 'run'}")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["status"] == "complete" and summary["scenarios_done"] == ["milk_allergy", "deep_memory"]
+    assert not list((tmp_path / "run").glob("*.partial"))
+    assert os.path.getsize(tmp_path / "run" / "trace.jsonl") > 0
