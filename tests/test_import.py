@@ -375,12 +375,11 @@ def test_locomo_annotations_become_hints_on_the_right_turns(cli, tmp_path):
         assert line in lines, line
     s = scenarios["locomo_conv_1"]
     step = s.step_by_id
-    # facts: on the turn dia_id names; key obs.<speaker>.<crc32 of the normalised text>, value true, belief 0.9
-    assert facts_of(step("D1:1")) == [("obs.caroline.ae3b8d25", "Caroline went to a support group.", True, 0.9)]
+    # facts: on the turn dia_id names; no key (identity by search at consolidation), value true, belief 0.9
+    assert facts_of(step("D1:1")) == [("", "Caroline went to a support group.", True, 0.9)]
     assert [f.text for f in step("D1:4").hints.facts] == ["Melanie has kids.", "Melanie ran ten kilometres."]
     assert step("D1:3").hints.facts == ()                    # 'D1:4; D1:3': the first turn only
-    kids = step("D1:4").hints.facts[0].key
-    assert [f.key for f in step("D3:2").hints.facts][1] == kids          # "Melanie  has kids!": the same fact
+    assert [f.text for f in step("D3:2").hints.facts][1] == "Melanie has kids!"   # merged at consolidation
     assert len(step("D3:2").hints.facts) == 2                # "Melanie has kids" once more on D3:2: kept once
     assert all(x.hints.salience is None for x in s.steps)    # attention is left to the mock's heuristic
     # events: on the speaker's first free turn of the session, else the session's first free turn
@@ -413,7 +412,7 @@ def test_locomo_annotations_become_hints_on_the_right_turns(cli, tmp_path):
     assert [x.id for x in late.steps if x.kind == "idle"] == ["night_1", "night_3"]     # session 3: 1 min after 2
     assert late.step_by_id("D2:1").hints.event.category == "gina.online"     # Jon's event there: no free turn
     assert late.step_by_id("D3:1").hints.event.category == "jon.dance"
-    assert late.step_by_id("D3:1").hints.facts[0].key == late.step_by_id("D1:1").hints.facts[1].key
+    assert late.step_by_id("D3:1").hints.facts[0].text == late.step_by_id("D1:1").hints.facts[1].text
     text = (tmp_path / "out" / "locomo_conv_1.yaml").read_text()
     assert "# session 1 summary (LoCoMo, not a hint): Caroline and Melanie catch up.\n- id: D1:1\n" in text
     assert cli("validate", tmp_path / "out").returncode == 0

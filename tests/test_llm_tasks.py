@@ -31,13 +31,15 @@ def calls(llm):
     old = Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7)
     return {
         "rate_attention": llm.rate_attention(Item("Milk is on the table.", "perceive", "m", "en", Hints(salience=1)),
-                                             [Association("The user is allergic to milk", 8.0, 0.5)]),
+                                             [Association("The user is allergic to milk", 3.15, 0.3)]),
         "summarize": llm.summarize(TURNS),
         "merge_event": llm.merge_event("The user flies to Disneyland on Friday", "The flight was delayed.", "en"),
         "judge_relation": llm.judge_relation(Fact("user.allergy.milk", False, "Not allergic", 0.6), old, "en"),
         "reassess_belief": llm.reassess_belief(old, [Fact("user.allergy.milk", True, "Allergic, said again", 0.5)],
                                                "en"),
         "infer": llm.infer(INFO, ["The user slept badly"]),
+        "same_event": llm.same_event(EventTag("trip.disneyland", "The user flies to Disneyland on Friday."),
+                                     EventTag("trip.disneyland", "The flight was delayed."), "en"),
     }
 
 
@@ -54,6 +56,7 @@ def test_every_task_parses_a_valid_answer_into_its_result_type():
         "reassess_belief": ({"belief": 0.25}, 0.25),
         "infer": ({"impressions": [{"key": "k", "text": "t", "belief": 0.3, "ttl_days": 0.5}]},
                   (Impression("k", "t", 0.3, 0.5 * DAY),)),
+        "same_event": ({"same": False}, False),
     }
     assert set(answers) == set(TASKS)
     for name, (obj, want) in answers.items():
@@ -143,7 +146,7 @@ def test_every_task_has_an_english_and_a_chinese_prompt():
 # -- the mock ---------------------------------------------------------------------------
 def test_mock_answers_every_task_from_the_hints():
     out = calls(MockLLM())
-    assert out["rate_attention"] == 10.0
+    assert out["rate_attention"] == 9.0       # follows the allergy's attention (3.15, read as 9), not 10
     s = out["summarize"]
     assert s.facts == (Fact("user.allergy.milk", True, "The user is allergic to milk", 0.8, (1,)),)
     assert s.events == (EventTag("trip.disneyland", "We fly to Disneyland on Friday.", 30 * DAY, (3,)),)
@@ -152,6 +155,7 @@ def test_mock_answers_every_task_from_the_hints():
     assert out["judge_relation"] == Relation("contradicts", 1.0)
     assert out["reassess_belief"] == pytest.approx(1 - 0.3 * 0.5)   # restated: noisy-or of 0.7 and 0.5
     assert out["infer"] == (Impression("user.health.cold", "The user may have a cold", 0.4, 5 * DAY),)
+    assert out["same_event"] is True
 
 
 def test_mock_fallbacks_without_hints():
@@ -205,7 +209,7 @@ def test_mock_rate_attention_noise_is_the_documented_draw():
 def test_mock_meters_every_task_with_prompt_and_answer_tokens():
     llm = MockLLM()
     calls(llm)
-    assert set(llm.meter.by_task) == set(TASKS) and llm.meter.calls == 6
+    assert set(llm.meter.by_task) == set(TASKS) and llm.meter.calls == 7
     for t in llm.meter.by_task.values():
         assert t["calls"] == 1 and t["prompt_tokens"] > 50 and t["completion_tokens"] > 0
         assert t["tokens"] == t["prompt_tokens"] + t["completion_tokens"] and t["retries"] == t["failures"] == 0

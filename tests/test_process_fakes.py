@@ -96,6 +96,9 @@ class FakeMemory:
     def vector(self, i):
         return self.memories[i].text       # the fake "embeds" a memory as its own text
 
+    def embed(self, text):
+        return text                        # ... and any text as itself
+
     def with_key(self, key):
         return [i for i, r in self.memories.items() if r.alive and key is not None and r.key == key]
 

@@ -174,6 +174,11 @@ class LLM(Protocol):
         """Whether ``new`` is the same fact as ``old``, contradicts it, or is unrelated."""
         ...
 
+    def same_event(self, event: EventTag, new: EventTag, language: str = "en") -> bool | None:
+        """Whether ``new`` continues the stored ``event`` (the same storyline); a category of
+        ``""`` means none (keyless events are matched by this judgement, not by a string)."""
+        ...
+
     def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
         """Belief 0..1 in ``fact`` (its current belief given) in the light of newer ``evidence``
         facts that restate or contradict it, each with the belief it was stated with."""

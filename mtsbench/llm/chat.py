@@ -26,10 +26,11 @@ from typing import Any, Sequence
 
 from ..errors import TransportError
 from . import cassette
-from .base import ON_FAILURE, Association, Fact, Impression, Item, LLMError, Relation, Summary
+from .base import ON_FAILURE, Association, EventTag, Fact, Impression, Item, LLMError, Relation, Summary
 from .prompts import (infer_prompt, judge_relation_prompt, merge_event_prompt, rate_attention_prompt,
-                      reassess_belief_prompt, repair_prompt, summarize_prompt, system_prompt)
-from .tasks import INFER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF, SUMMARIZE, AnswerError, Task
+                      reassess_belief_prompt, repair_prompt, same_event_prompt, summarize_prompt, system_prompt)
+from .tasks import (INFER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF, SAME_EVENT, SUMMARIZE,
+                    AnswerError, Task)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,9 @@ class ChatLLM:
 
     def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation | None:
         return self._ask(JUDGE_RELATION, judge_relation_prompt(new, old, language), language)
+
+    def same_event(self, event: EventTag, new: EventTag, language: str = "en") -> bool | None:
+        return self._ask(SAME_EVENT, same_event_prompt(event, new, language), language)
 
     def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
         return self._ask(REASSESS_BELIEF, reassess_belief_prompt(fact, evidence, language), language)

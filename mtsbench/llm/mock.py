@@ -4,12 +4,21 @@ rate_attention — the personalised score combines the common-sense salience ``s
 step's ``salience`` hint, else the cue-word heuristic below) with the associated memories
 j it is shown, each with attention a_j (0-10) and relevance r_j::
 
-    g_j   = clip((r_j - relevance_floor) / (relevance_full - relevance_floor), 0, 1)
-    lift  = min(1, max_j g_j * a_j / attention_ref)
-    score = s + (10 - s) * lift
+    g_j    = ramp(r_j; relevance_floor, relevance_full) * (1 - ramp(r_j; restate_from, restate_full))
+    v_j    = min(10, a_j * 10 / attention_ref)
+    target = sum_j g_j v_j / sum_j g_j            (what the item evokes, weighted by relevance)
+    score  = s + follow * max_j g_j * max(0, target - s)
 
-so an item is lifted toward 10 when it strongly evokes (g near 1) a memory holding at
-least ``attention_ref`` of attention, and keeps its common-sense score otherwise.
+with ramp(r; lo, hi) = clip((r - lo) / (hi - lo), 0, 1). The item's attention follows the
+attention of what it evokes, never the top of the scale: a dull item that bears on a memory
+reads that memory's attention (on the scale of a fresh label: attention decays, so a
+memory still at ``attention_ref`` is read as 10) and is lifted toward it, in proportion to
+how strongly it bears on it; associations never lower the common-sense score. A memory
+bears on the item when related (relevance from ``relevance_floor``, fully at
+``relevance_full``) but not restated: a near-restatement (relevance toward
+``restate_full``) adds nothing new — its memory takes the attention through the
+association's recall, not the new copy — which keeps chatter from feeding chatter (rich
+get richer). Without any association with g > 0 the score is ``s``.
 
 Heuristic salience without a hint: ``min(10, 2 + 2 * c + q)`` with c the number of
 distinct cue words (``CUE_WORDS``; at most 3) and q = 1 if the text has "!" or "?".
@@ -25,7 +34,11 @@ The other tasks, and their fallbacks when hints are absent:
 - judge_relation — same key and equal value → ``same``, same key and another value →
   ``contradicts``, otherwise ``unrelated``; strength 1 (the hints are ground truth).
   Values are equal when both are booleans, both numbers or both strings (compared
-  case- and surrounding-space-insensitively) and match.
+  case- and surrounding-space-insensitively) and match. When either fact has no key
+  (``tasks.keyless``: imported data, an LLM that names none) "same key" becomes "similar
+  text": ``text_similarity(new.text, old.text) >= same_text`` (the cosine of the two texts'
+  content-word counts, below), so a restatement in other words is ``same``, a similar
+  statement with another value ``contradicts`` and anything else ``unrelated``.
 - reassess_belief — what a perfect judge would conclude from the fact's belief b and the
   newer facts j (belief b_j) that restate it (S: same key, equal value) or contradict it
   (C: same key, another value), as independent sources::
@@ -33,8 +46,19 @@ The other tasks, and their fallbacks when hints are absent:
       belief = (1 - (1 - b) * prod_{j in S} (1 - b_j)) * prod_{j in C} (1 - b_j)
 
   so a restatement raises belief (noisy-or) and a contradiction lowers it in proportion
-  to the contradicting fact's belief. Facts with other keys are not read.
+  to the contradicting fact's belief. Facts with other keys are not read (without keys:
+  facts whose text is not similar, by the judge_relation rule).
+- same_event — a new development continues a stored event when both name a category and
+  the categories are equal (case-insensitively); when either has none, when the new text
+  is similar to some sentence of the event's storyline:
+  ``max_sentence text_similarity(sentence, new.text) >= same_event_text``.
 - infer — the item's ``infer`` hints as impressions; none without hints.
+
+Text similarity (``text_similarity``): the cosine of the two texts' token counts, tokens
+being the lower-case words of letters and digits not in ``FUNCTION_WORDS`` (articles,
+pronouns, prepositions, conjunctions, auxiliaries) and, in CJK text, each pair of adjacent
+CJK characters. A documented lexical stand-in for the judgement a model makes; its
+thresholds (``same_text``, ``same_event_text``) are in ``configs/llm/mock.yaml``.
 
 Noise: with ``noise`` = σ > 0 every number the mock outputs gets Gaussian noise of
 standard deviation σ times its range (10 for a score, 1 for a belief or strength) and is
@@ -57,10 +81,11 @@ import numpy as np
 
 from ..seeding import generator
 from ..units import DAY
-from .base import (Association, Fact, FactValue, Impression, Item, Meter, Relation, Summary,
+from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Meter, Relation, Summary,
                    estimate_tokens)
 from .prompts import (infer_prompt, judge_relation_prompt, lang, merge_event_prompt, rate_attention_prompt,
-                      reassess_belief_prompt, summarize_prompt)
+                      reassess_belief_prompt, same_event_prompt, summarize_prompt)
+from .tasks import keyless
 
 CUE_WORDS = frozenset(
     "allergic allergy sick ill pain hurt hospital emergency doctor birthday important remember "
@@ -68,6 +93,11 @@ CUE_WORDS = frozenset(
 )
 CUE_WORDS_ZH = ("过敏", "生病", "医院", "重要", "记住", "生日", "喜欢", "讨厌", "害怕", "疼", "危险", "紧急")
 _WORD = re.compile(r"[a-z]+")
+_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
+FUNCTION_WORDS = frozenset(
+    "a an the this that these those my your his her its our their me him them us it he she they we you i "
+    "to for of in on at with from by about into onto over under up down out off as and or but so than "
+    "is are was were be been being am has have had do does did will would can could should may might".split())
 _SENTENCE = re.compile(r".+?(?:[.!?](?=\s|$)|[。！？]|$)", re.S)
 
 
@@ -84,19 +114,33 @@ def heuristic_salience(text: str) -> float:
 
 
 def personalised_score(salience: float, attention: np.ndarray, relevance: np.ndarray,
-                       relevance_floor: float, relevance_full: float, attention_ref: float) -> float:
-    """s + (10 - s) * min(1, max_j g_j * a_j / attention_ref) (see module docstring).
+                       relevance_floor: float = 0.05, relevance_full: float = 0.2, follow: float = 1.0,
+                       attention_ref: float = 3.5, restate_from: float = 0.4, restate_full: float = 0.6) -> float:
+    """s + follow * max_j g_j * max(0, sum_j g_j v_j / sum_j g_j - s) (see module docstring).
 
-    >>> personalised_score(1.0, np.array([5.0, 9.0]), np.array([0.3, 0.0]), 0.05, 0.25, 2.5)
-    10.0
-    >>> personalised_score(2.0, np.array([1.0]), np.array([0.15]), 0.05, 0.25, 2.5)
-    3.6
+    A fully relevant memory at 3.15 (read as 9) lifts a dull item to 9, not 10; a
+    half-relevant one (g = 0.5) closes half the gap; dull associations leave it as it was; a
+    near-restatement (relevance 0.7) bears on nothing; a salient item is never lowered:
+
+    >>> personalised_score(1.0, np.array([3.15]), np.array([0.3]))
+    9.0
+    >>> personalised_score(1.0, np.array([3.15]), np.array([0.125]))
+    5.0
+    >>> personalised_score(2.0, np.array([1.05, 0.7]), np.array([0.3, 0.3]))
+    2.5
+    >>> personalised_score(2.0, np.array([9.0]), np.array([0.7]))
+    2.0
+    >>> personalised_score(7.0, np.array([0.8]), np.array([0.3]))
+    7.0
     """
-    if len(attention) == 0:
+    r = np.asarray(relevance, dtype=float)
+    g = (np.clip((r - relevance_floor) / (relevance_full - relevance_floor), 0.0, 1.0)
+         * (1.0 - np.clip((r - restate_from) / (restate_full - restate_from), 0.0, 1.0)))
+    if g.sum() <= 0.0:
         return float(salience)
-    g = np.clip((np.asarray(relevance) - relevance_floor) / (relevance_full - relevance_floor), 0.0, 1.0)
-    lift = min(1.0, float(np.max(g * np.asarray(attention))) / attention_ref)
-    return round(float(salience + (10.0 - salience) * lift), 6)
+    v = np.minimum(10.0, np.asarray(attention, dtype=float) * 10.0 / attention_ref)
+    target = float(np.dot(g, v) / g.sum())
+    return round(float(salience + follow * g.max() * max(0.0, target - salience)), 6)
 
 
 def first_sentence(text: str) -> str:
@@ -122,7 +166,70 @@ def same_value(a: FactValue, b: FactValue) -> bool:
     return a == b
 
 
-def reassessed_belief(fact: Fact, evidence: Sequence[Fact]) -> float:
+def text_similarity(a: str, b: str) -> float:
+    """Cosine of the content-token counts of two texts (see the module docstring).
+
+    >>> text_similarity("Melanie has kids.", "Melanie has KIDS!"), text_similarity("我对牛奶过敏", "牛奶过敏")
+    (1.0, 0.775)
+    >>> text_similarity("Kim went to the lake.", "The printer is out of paper.")
+    0.0
+    """
+    ta, tb = _tokens(a), _tokens(b)
+    if not ta or not tb:
+        return 0.0
+    va, vb = np.array([ta.get(w, 0) for w in ta.keys() | tb.keys()]), np.array([tb.get(w, 0) for w in ta.keys() | tb.keys()])
+    return round(float(va @ vb / np.sqrt((va @ va) * (vb @ vb))), 3)
+
+
+def _tokens(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for run in _TOKEN.findall(text.lower()):
+        parts = ([run[i:i + 2] for i in range(len(run) - 1)] or [run]) if not run.isascii() else [run]
+        for t in parts:
+            if t not in FUNCTION_WORDS:
+                counts[t] = counts.get(t, 0) + 1
+    return counts
+
+
+def fact_relation(new: Fact, old: Fact, same_text: float = 0.75) -> str:
+    """The mock's judgement of two facts: ``same``, ``contradicts`` or ``unrelated`` (module docstring).
+
+    >>> tea, coffee = Fact("user.drink", "tea", "drinks tea", 0.7), Fact("user.drink", "coffee", "drinks coffee", 0.7)
+    >>> fact_relation(tea, coffee), fact_relation(tea, Fact("user.pet", "tea", "drinks tea", 0.7))
+    ('contradicts', 'unrelated')
+    >>> fact_relation(Fact("", True, "Kim rides a red bicycle to work.", 0.9), Fact("", True, "Kim rides her red bicycle to work!", 0.9))
+    'same'
+    >>> fact_relation(Fact("", True, "Kim lives in Oslo.", 0.9), Fact("", False, "Kim lives in Oslo.", 0.9))
+    'contradicts'
+    >>> fact_relation(Fact("", True, "Kim went to the lake.", 0.9), Fact("", True, "Kim bought a printer.", 0.9))
+    'unrelated'
+    """
+    if keyless(new.key) or keyless(old.key):
+        related = text_similarity(new.text, old.text) >= same_text
+    else:
+        related = new.key == old.key
+    return "unrelated" if not related else "same" if same_value(new.value, old.value) else "contradicts"
+
+
+def same_event(event: EventTag, new: EventTag, same_event_text: float = 0.3) -> bool:
+    """The mock's same_event decision (module docstring): equal categories, or without
+    categories a new text similar to some sentence of the event's storyline.
+
+    >>> same_event(EventTag("trip", "Flew to Oslo."), EventTag("Trip", "Landed."))
+    True
+    >>> trip = EventTag("", "Kim flew to Oslo for a conference. The hotel was noisy.")
+    >>> same_event(trip, EventTag("", "Kim moved to another Oslo hotel.")), same_event(trip, EventTag("", "Kim adopted a cat."))
+    (True, False)
+    >>> same_event(EventTag("", "Signs up for a pottery class."), EventTag("", "Makes a pottery bowl."))
+    True
+    """
+    if not (keyless(event.category) or keyless(new.category)):
+        return event.category.strip().casefold() == new.category.strip().casefold()
+    sentences = _SENTENCE.findall(event.text or "") or [event.text or ""]
+    return max(text_similarity(x, new.text or "") for x in sentences) >= same_event_text
+
+
+def reassessed_belief(fact: Fact, evidence: Sequence[Fact], same_text: float = 0.75) -> float:
     """(1 - (1 - b) * prod_same (1 - b_j)) * prod_contradicting (1 - b_j) (see module docstring).
 
     >>> f = Fact("user.drink", "tea", "The user drinks tea", 0.7)
@@ -131,8 +238,9 @@ def reassessed_belief(fact: Fact, evidence: Sequence[Fact]) -> float:
     >>> reassessed_belief(f, [Fact("user.drink", "coffee", "coffee", 0.4)])      # 0.7 * 0.6
     0.42
     """
-    support = np.prod([1.0 - e.belief for e in evidence if e.key == fact.key and same_value(e.value, fact.value)])
-    against = np.prod([1.0 - e.belief for e in evidence if e.key == fact.key and not same_value(e.value, fact.value)])
+    relation = [fact_relation(e, fact, same_text) for e in evidence]
+    support = np.prod([1.0 - e.belief for e, r in zip(evidence, relation) if r == "same"])
+    against = np.prod([1.0 - e.belief for e, r in zip(evidence, relation) if r == "contradicts"])
     return round(float((1.0 - (1.0 - fact.belief) * support) * against), 6)
 
 
@@ -173,12 +281,18 @@ class MockLLM:
     """Deterministic backend for offline runs and CI (see the module docstring)."""
 
     def __init__(self, seed: int = 0, noise: float = 0.0, relevance_floor: float = 0.05,
-                 relevance_full: float = 0.25, attention_ref: float = 2.5):
+                 relevance_full: float = 0.2, follow: float = 1.0, attention_ref: float = 3.5,
+                 restate_from: float = 0.4, restate_full: float = 0.6, same_text: float = 0.75,
+                 same_event_text: float = 0.3):
         self.seed = seed
         self.noise = noise
         self.relevance_floor = relevance_floor
         self.relevance_full = relevance_full
+        self.follow = follow
         self.attention_ref = attention_ref
+        self.restate_from, self.restate_full = restate_from, restate_full
+        self.same_text = same_text
+        self.same_event_text = same_event_text
         self.meter = Meter()
 
     def _answer(self, task: str, prompt: str, answer: dict) -> None:
@@ -189,7 +303,8 @@ class MockLLM:
         s = item.hints.salience if item.hints.salience is not None else heuristic_salience(item.text)
         score = personalised_score(
             s, np.array([a.attention for a in associated]), np.array([a.relevance for a in associated]),
-            self.relevance_floor, self.relevance_full, self.attention_ref)
+            self.relevance_floor, self.relevance_full, self.follow, self.attention_ref,
+            self.restate_from, self.restate_full)
         score = round(_Noise(self.noise, self.seed, "rate_attention", prompt).bounded(score, 0.0, 10.0), 3)
         self._answer("rate_attention", prompt, {"score": score})
         return score
@@ -221,15 +336,20 @@ class MockLLM:
 
     def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation:
         prompt = judge_relation_prompt(new, old, language)
-        label = ("unrelated" if new.key != old.key else "same" if same_value(new.value, old.value)
-                 else "contradicts")
+        label = fact_relation(new, old, self.same_text)
         strength = round(_Noise(self.noise, self.seed, "judge_relation", prompt).bounded(1.0, 0.0, 1.0), 4)
         self._answer("judge_relation", prompt, {"label": label, "strength": strength})
         return Relation(label, strength)
 
+    def same_event(self, event: EventTag, new: EventTag, language: str = "en") -> bool:
+        prompt = same_event_prompt(event, new, language)
+        same = same_event(event, new, self.same_event_text)
+        self._answer("same_event", prompt, {"same": same})
+        return same
+
     def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float:
         prompt = reassess_belief_prompt(fact, evidence, language)
-        perfect = reassessed_belief(fact, evidence)
+        perfect = reassessed_belief(fact, evidence, self.same_text)
         belief = round(_Noise(self.noise, self.seed, "reassess_belief", prompt).bounded(perfect, 0.0, 1.0), 4)
         self._answer("reassess_belief", prompt, {"belief": belief})
         return belief

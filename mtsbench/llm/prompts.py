@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from .base import Association, Fact, Item
+from .base import Association, EventTag, Fact, Item
 
 RATE_ATTENTION = {
     "en": (
@@ -153,6 +153,24 @@ INFER = {
     ),
 }
 
+SAME_EVENT = {
+    "en": (
+        "An agent keeps one running summary per major event in the user's life. Does the new "
+        "development below continue the stored event (the same storyline: the same trip, illness, "
+        "project or move, told further), or is it another event?\n"
+        "Stored event ({category}): {event}\n"
+        "New development ({new_category}): {new}\n"
+        'Answer with JSON: {{"same": true | false}}'
+    ),
+    "zh": (
+        "智能体为用户生活中的每个大类事件保留一段持续更新的摘要。下面的新进展是否延续已存的事件"
+        "（同一条故事线：同一次旅行、同一场病、同一个项目或同一次搬家的后续），还是另一件事？\n"
+        "已存事件（{category}）：{event}\n"
+        "新进展（{new_category}）：{new}\n"
+        '请用 JSON 回答：{{"same": true | false}}'
+    ),
+}
+
 SYSTEM = {
     "en": "You are a component of an agent's memory system. Answer with one JSON object only.",
     "zh": "你是智能体记忆系统的一个组件。只用一个 JSON 对象回答。",
@@ -176,12 +194,17 @@ def _lines(texts: Sequence[str], language: str) -> str:
 
 
 def render_fact(fact: Fact) -> str:
-    """'key = value: text (belief b)', the form facts are shown in.
+    """'key = value: text (belief b)', the form facts are shown in ('value: text (belief b)'
+    for a fact without a key).
 
     >>> render_fact(Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7))
     'user.allergy.milk = true: The user is allergic to milk (belief 0.70)'
+    >>> render_fact(Fact("", True, "Kim rides a red bicycle", 0.9))
+    'true: Kim rides a red bicycle (belief 0.90)'
     """
-    return f"{fact.key} = {json.dumps(fact.value, ensure_ascii=False)}: {fact.text} (belief {fact.belief:.2f})"
+    value = json.dumps(fact.value, ensure_ascii=False)
+    head = f"{fact.key} = {value}" if (fact.key or "").strip() else value
+    return f"{head}: {fact.text} (belief {fact.belief:.2f})"
 
 
 def rate_attention_prompt(item: Item, associated: Sequence[Association]) -> str:
@@ -210,6 +233,20 @@ def summarize_prompt(turns: Sequence[Item]) -> str:
 
 def merge_event_prompt(event_text: str, new_text: str, language: str = "en") -> str:
     return MERGE_EVENT[lang(language)].format(event=event_text, new=new_text)
+
+
+def same_event_prompt(event: EventTag, new: EventTag, language: str = "en") -> str:
+    """The same_event prompt: a stored event and a new development, each with its category
+    (NONE when it has none).
+
+    >>> "已存事件（（无））：去了海边。" in same_event_prompt(EventTag("", "去了海边。"), EventTag("", "又去了。"), "zh")
+    True
+    >>> "Stored event (trip): Flew to Oslo." in same_event_prompt(EventTag("trip", "Flew to Oslo."), EventTag("", "Back."))
+    True
+    """
+    lg = lang(language)
+    return SAME_EVENT[lg].format(category=(event.category or "").strip() or NONE[lg], event=event.text,
+                                 new_category=(new.category or "").strip() or NONE[lg], new=new.text)
 
 
 def judge_relation_prompt(new: Fact, old: Fact, language: str = "en") -> str:

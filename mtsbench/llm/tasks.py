@@ -9,7 +9,9 @@ in a repair request. Keys beyond the schema's are ignored. The same schema is se
 server as ``response_format`` (strict JSON-schema mode: every key required, no others).
 
 Durations are asked for in days (``valid_days``, ``ttl_days``: numbers a model states
-well) and converted to seconds in the results. A summary's facts and events name the
+well), bounded like a scenario's durations (above 0, at most ``MAX_DAYS`` = 36500 days,
+100 years: ``ttl_days: 1e308`` is refused as out of range, repaired or counted as a failed
+call, never stored as infinity) and converted to seconds in the results. A summary's facts and events name the
 turns they come from (``turns``, 1-based numbers as the prompt numbers them); the key is
 in the strict schema, but an answer that leaves it out is read as ``[]`` (no turn named:
 the agent then credits every summarized turn) rather than refused.
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import AnswerError
+from ..scenario.times import MAX_DAYS
 from ..units import DAY
 from .base import RELATION_LABELS, EventTag, Fact, Impression, Relation, Summary
 
@@ -120,11 +123,10 @@ _UNIT = {"type": "number", "minimum": 0, "maximum": 1}
 _VALUE = {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]}
 _TURNS = {"type": "array", "items": {"type": "integer"}}
 _FACT = _obj({"key": _TEXT, "value": _VALUE, "text": _TEXT, "belief": _UNIT, "turns": _TURNS})
-_EVENT = _obj({"category": _TEXT, "text": _TEXT,
-               "valid_days": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}]},
+_DAYS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DAYS}
+_EVENT = _obj({"category": _TEXT, "text": _TEXT, "valid_days": {"anyOf": [_DAYS, {"type": "null"}]},
                "turns": _TURNS})
-_IMPRESSION = _obj({"key": _TEXT, "text": _TEXT, "belief": _UNIT,
-                    "ttl_days": {"type": "number", "exclusiveMinimum": 0}})
+_IMPRESSION = _obj({"key": _TEXT, "text": _TEXT, "belief": _UNIT, "ttl_days": _DAYS})
 
 
 @dataclass(frozen=True)
@@ -183,4 +185,17 @@ INFER = Task("infer", _obj({"impressions": {"type": "array", "items": _IMPRESSIO
              lambda o: tuple(Impression(i["key"].strip(), i["text"].strip(), float(i["belief"]), _days(i["ttl_days"]))
                              for i in o["impressions"]))
 
-TASKS = {t.name: t for t in (RATE_ATTENTION, SUMMARIZE, MERGE_EVENT, JUDGE_RELATION, REASSESS_BELIEF, INFER)}
+SAME_EVENT = Task("same_event", _obj({"same": {"type": "boolean"}}), lambda o: bool(o["same"]))
+
+TASKS = {t.name: t for t in (RATE_ATTENTION, SUMMARIZE, MERGE_EVENT, JUDGE_RELATION, REASSESS_BELIEF, INFER,
+                             SAME_EVENT)}
+
+
+def keyless(name: str | None) -> bool:
+    """A fact's or impression's key, or an event's category, that names nothing (None or blank):
+    its identity is then found by memory search and judged by the LLM, not by the string.
+
+    >>> keyless(None), keyless("  "), keyless("user.diet")
+    (True, True, False)
+    """
+    return not (name or "").strip()

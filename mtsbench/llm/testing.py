@@ -35,15 +35,19 @@ from typing import Callable
 @dataclass
 class Reply:
     """One scripted reply: an HTTP status (with an error body unless 200), the assistant's
-    ``content`` (None = the server's ``answer``), a ``delay`` before answering, headers."""
+    ``content`` (None = the server's ``answer``), a ``delay`` before answering, headers;
+    ``raw``: send these bytes as the whole body instead (as ``content_type``), e.g. a
+    proxy's HTML page or a truncated JSON body under HTTP 200."""
 
     status: int = 200
     content: str | None = None
     delay: float = 0.0
     headers: dict = field(default_factory=dict)
+    raw: bytes | None = None
+    content_type: str = "application/json"
 
 
-_MARKERS = (("summarize", '"summary"'), ("infer", '"impressions"'), ("judge_relation", '"label"'),
+_MARKERS = (("summarize", '"summary"'), ("infer", '"impressions"'), ("judge_relation", '"label"'), ("same_event", '"same": true'),
             ("rate_attention", '"score"'), ("reassess_belief", '"belief"'), ("merge_event", '"text"'))
 
 
@@ -67,6 +71,7 @@ def valid_answer(body: dict) -> str:
         "judge_relation": {"label": "unrelated", "strength": (h % 11) / 10},
         "reassess_belief": {"belief": (h % 11) / 10},
         "infer": {"impressions": []},
+        "same_event": {"same": False},
     }
     task = task_of(body)
     if task not in answers:
@@ -126,8 +131,9 @@ class FakeOpenAI:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def _respond(self, headers: dict, body: dict) -> tuple[int, dict, dict, float]:
-        """(status, JSON body, extra headers, delay) for one request."""
+    def _respond(self, headers: dict, body: dict) -> tuple[int, dict | Reply, dict, float]:
+        """(status, JSON body — or the ``Reply`` itself when it sends ``raw`` bytes —, extra
+        headers, delay) for one request."""
         with self._lock:
             self.requests.append((headers, body))
             reply = self.script.popleft() if self.script else None
@@ -135,6 +141,8 @@ class FakeOpenAI:
         if reply is None and rf is not None and rf not in self.formats:
             reply = Reply(status=self.reject_status, content=f"response_format type {rf} is not supported")
         reply = reply or Reply()
+        if reply.raw is not None:
+            return reply.status, reply, reply.headers, reply.delay
         if reply.status != 200:
             error = {"message": reply.content or f"fake error {reply.status}", "type": "fake_error", "code": None}
             return reply.status, {"error": error}, reply.headers, reply.delay
@@ -162,10 +170,11 @@ class FakeOpenAI:
                 self._send(status, payload, headers)
 
             def _send(self, status, payload, headers):
-                data = json.dumps(payload).encode("utf-8")
+                raw = isinstance(payload, Reply)
+                data = payload.raw if raw else json.dumps(payload).encode("utf-8")
                 try:
                     self.send_response(status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", payload.content_type if raw else "application/json")
                     self.send_header("content-length", str(len(data)))
                     for k, v in headers.items():
                         self.send_header(k, v)

@@ -4,10 +4,13 @@ On every ``idle`` step (and, with ``nightly_at: "HH:MM"``, at that hour of each 
 night) each fact formed since the last consolidation, oldest first, recalls related
 memories with a high ``motivation`` search (its ``related`` best hits that are older live
 facts, plus every older live fact with the same key: the key is the LLM's own name for
-what a fact is about, so that lookup is a free exact index). The LLM's ``judge_relation``
-labels each pair. Restatements are merged as they are found; contradictions are settled
-afterwards, once per pair of surviving facts, so that a claim restated several times
-meets its rival with the belief all its restatements gave it:
+what a fact is about, so that lookup is a free exact index). A fact without a key
+(imported data, an LLM that names none) has no such index: its candidates are the
+``related`` older live facts most similar to it with relevance of at least
+``min_relevance`` (``processes.identity.similar``), and the LLM's judgement alone decides.
+The LLM's ``judge_relation`` labels each pair. Restatements are merged as they are
+found; contradictions are settled afterwards, once per pair of surviving facts, so that a
+claim restated several times meets its rival with the belief all its restatements gave it:
 
 - ``same`` → merge: the new fact folds into the older one, which survives with the union
   of provenance; the LLM re-estimates its belief given the restatement
@@ -35,6 +38,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..llm.base import LLM
+from ..llm.tasks import keyless
+from .identity import similar
 from .ports import FactMemory
 
 
@@ -83,9 +88,10 @@ class Consolidator:
     """Merge restated facts and settle contradictions, for the facts formed since last time."""
 
     def __init__(self, motivation: float = 1.0, related: int = 5, nightly_at: str | None = None,
-                 enabled: bool = True):
+                 enabled: bool = True, min_relevance: float = 0.1):
         self.motivation = motivation
         self.related = related
+        self.min_relevance = min_relevance
         self.nightly_at = nightly_at
         self.enabled = enabled
         self.night_ = None if nightly_at is None else night_seconds(nightly_at)
@@ -124,9 +130,12 @@ class _Run:
         self.language, self.settings, self.done = language, settings, done
 
     def candidates(self, n: int) -> list[int]:
-        m = self.memory
-        found = m.search(m.vector(n), self.settings.related, self.settings.motivation)
-        ids = {int(i) for i in found.ids} | set(m.with_key(m.key(n)))
+        m, s = self.memory, self.settings
+        if keyless(m.key(n)):
+            ids = set(similar(m, m.vector(n), "fact", s.related + 1, s.motivation, s.min_relevance))
+        else:
+            found = m.search(m.vector(n), s.related, s.motivation)
+            ids = {int(i) for i in found.ids} | set(m.with_key(m.key(n)))
         return sorted(i for i in ids if i < n and m.alive(i) and m.kind(i) == "fact")
 
     def relate(self, n: int, merged_into: dict, conflicts: list) -> None:

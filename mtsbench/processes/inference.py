@@ -17,6 +17,12 @@ to the longest TTL of its impressions after its last one) new impressions of K j
 instead of forming another. Impressions faded below 0.1% are forgotten when their key is
 touched, so a key's state stays small.
 
+An impression without a key (``llm.tasks.keyless``) is matched among the open keyless
+keys instead: the ``related`` whose text embeds nearest to it (cosine at least
+``min_relevance``), best first, are put to the LLM's ``judge_relation`` (each as a fact
+with value true) until one is judged ``same``; it then joins that key, else it opens a
+key of its own, ``#<n>``. A conjecture formed under such a key is stored without a key.
+
 The inferrer sees memory through ``ImpressionMemory``, stores conjectures through
 ``perceive``; the LLM and the ``accumulate`` rule are passed in; ``observe`` returns the ids
 of the conjectures formed.
@@ -24,11 +30,12 @@ of the conjectures formed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..llm.base import LLM, Impression, Item
+from ..llm.base import LLM, Fact, Impression, Item
+from ..llm.tasks import keyless
 from ..mechanisms.accumulate import ttl_weight
 from .ports import ImpressionMemory, Perceive
 
@@ -47,14 +54,17 @@ class _Key:
     step: list[str] = field(default_factory=list)
     conjecture: int | None = None
     valid_until: float = -np.inf
+    vector: np.ndarray | None = None    # the embedding of a keyless key's first text
 
 
 class Inferrer:
     """Impressions per key, accumulated by the ``accumulate`` rule, conjectures past ``threshold``."""
 
     def __init__(self, threshold: float = 0.7, ttl_decay: bool = True, kinds=("say", "perceive"),
-                 enabled: bool = True):
+                 enabled: bool = True, related: int = 5, min_relevance: float = 0.1):
         self.threshold = threshold
+        self.related = related
+        self.min_relevance = min_relevance
         self.ttl_decay = ttl_decay
         self.kinds = tuple(kinds)
         self.enabled = enabled
@@ -73,10 +83,30 @@ class Inferrer:
             return []
         formed = []
         for imp in impressions:
+            if keyless(imp.key):
+                imp = replace(imp, key=self.match(memory, llm, imp, item.language))
             i = self._add(memory, perceive, accumulate, imp, item.step, item.language)
             if i is not None:
                 formed.append(i)
         return formed
+
+    def match(self, memory: ImpressionMemory, llm: LLM, imp: Impression, language: str) -> str:
+        """The open keyless key the LLM judges ``imp`` the same as, else a new one (module docstring)."""
+        vector = memory.embed(imp.text)
+        names = [name for name, k in self.keys_.items() if k.vector is not None]
+        if names:
+            relevance = np.stack([self.keys_[name].vector for name in names]) @ vector
+            for j in np.argsort(-relevance, kind="stable")[:self.related]:
+                if relevance[j] < self.min_relevance:
+                    break
+                k = self.keys_[names[j]]
+                relation = llm.judge_relation(Fact("", True, imp.text, imp.belief),
+                                              Fact("", True, k.text, k.belief[-1] if k.belief else 0.0), language)
+                if relation is not None and relation.label == "same":
+                    return names[j]
+        name = f"#{sum(1 for k in self.keys_.values() if k.vector is not None)}"
+        self.keys_[name] = _Key(text=imp.text, vector=vector)
+        return name
 
     def weights(self, k: _Key, now: float) -> np.ndarray:
         """d_i of a key's impressions at ``now``."""
@@ -110,7 +140,8 @@ class Inferrer:
         within = d >= WITHIN_TTL - 1e-12
         steps = tuple(dict.fromkeys(s for s, w in zip(k.step, within) if w))
         item = Item(k.text, "conjecture", steps[-1], language)
-        i = perceive(item, "conjecture", steps, meta={"at": memory.now}, key=key, value=True, belief=belief)
+        i = perceive(item, "conjecture", steps, meta={"at": memory.now}, key=None if k.vector is not None else key,
+                     value=True, belief=belief)
         k.conjecture = i
         k.valid_until = memory.now + max(t for t, w in zip(k.ttl, within) if w)
         memory.emit("conjecture", id=i, key=key, belief=round(belief, 4), steps=list(steps))

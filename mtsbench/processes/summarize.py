@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..llm.base import LLM, EventTag, Item, Summary
+from ..llm.tasks import keyless
 from ..scenario.model import Hints
 from ..scenario.times import seconds
 from .ports import Perceive, SummaryMemory
@@ -106,7 +107,8 @@ class Summarizer:
             source = _named(steps, fact.turns)
             score = memory.attention_of_steps(source)
             b, wp, wm = (float(x[0]) for x in belief.initial(np.array([fact.belief])))
-            out.facts.append(memory.remember(fact.text, "fact", source, score=score, key=fact.key, value=fact.value,
+            key = None if keyless(fact.key) else fact.key     # no key: identity by search (consolidation)
+            out.facts.append(memory.remember(fact.text, "fact", source, score=score, key=key, value=fact.value,
                                              belief=b, w_plus=wp, w_minus=wm,
                                              meta={"stated": max(when[s] for s in source)}))
         for tag in summary.events if self.tag_events else ():

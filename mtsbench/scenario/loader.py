@@ -175,6 +175,11 @@ def _text(w, field, value) -> str:
     return value
 
 
+def _optional_text(w, field, value) -> str:
+    """A key or category that may be left out: "" (keyless: identity by memory search)."""
+    return "" if value is None else _text(w, field, value)
+
+
 def _bool(w, field, value) -> bool:
     if not isinstance(value, bool):
         raise w.fail(field, f"expected true or false, got {brief(value)}")
@@ -251,24 +256,24 @@ def _hints(w: _Where, raw) -> Hints:
     facts = []
     for i, f in enumerate(_list(w, "hints.facts", raw.get("facts") or [], "a list of {key, text, value}")):
         name = f"hints.facts[{i}]"
-        f = _mapping(w, name, f, ("key", "text", "value", "belief"), ("key", "text", "value"),
-                     "a mapping {key, text, value, belief?}")
+        f = _mapping(w, name, f, ("key", "text", "value", "belief"), ("text", "value"),
+                     "a mapping {key?, text, value, belief?}")
         belief = 0.7 if f.get("belief") is None else _number(w, name + ".belief", f["belief"], 0, 1)
-        facts.append(Fact(key=_text(w, name + ".key", f["key"]), text=_text(w, name + ".text", f["text"]),
+        facts.append(Fact(key=_optional_text(w, name + ".key", f.get("key")), text=_text(w, name + ".text", f["text"]),
                           value=_scalar(w, name + ".value", f["value"]), belief=belief))
     event = None
     if raw.get("event") is not None:
-        e = _mapping(w, "hints.event", raw["event"], ("category", "text", "valid"), ("category",),
-                     "a mapping {category, text?, valid?}")
-        event = EventTag(_text(w, "hints.event.category", e["category"]),
+        e = _mapping(w, "hints.event", raw["event"], ("category", "text", "valid"), (),
+                     "a mapping {category?, text?, valid?}")
+        event = EventTag(_optional_text(w, "hints.event.category", e.get("category")),
                          None if e.get("text") is None else _text(w, "hints.event.text", e["text"]),
                          None if e.get("valid") is None else _duration(w, "hints.event.valid", e["valid"]))
     infer = []
     for i, f in enumerate(_list(w, "hints.infer", raw.get("infer") or [], "a list of {key, text, belief, ttl}")):
         name = f"hints.infer[{i}]"
-        f = _mapping(w, name, f, ("key", "text", "belief", "ttl"), ("key", "text", "belief", "ttl"),
-                     "a mapping {key, text, belief, ttl}")
-        infer.append(Impression(_text(w, name + ".key", f["key"]), _text(w, name + ".text", f["text"]),
+        f = _mapping(w, name, f, ("key", "text", "belief", "ttl"), ("text", "belief", "ttl"),
+                     "a mapping {key?, text, belief, ttl}")
+        infer.append(Impression(_optional_text(w, name + ".key", f.get("key")), _text(w, name + ".text", f["text"]),
                                 _number(w, name + ".belief", f["belief"], 0, 1), _duration(w, name + ".ttl", f["ttl"])))
     return Hints(salience, tuple(facts), event, tuple(infer))
 

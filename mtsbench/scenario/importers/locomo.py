@@ -28,17 +28,16 @@ dialogue. Without the flag the annotations are not read and the output is unchan
 - Facts: each ``observation`` entry ``session_<n>_observation: {SPEAKER: [[TEXT, DIA_ID],
   ...]}`` is a fact hint on the turn DIA_ID names (cleaned like evidence ids, counted apart
   as observation ids; an entry naming several turns goes on the first; one naming no turn
-  is dropped): ``key: obs.<speaker>.<crc32>``, ``value: true``, ``text: TEXT``,
-  ``belief: 0.9`` (``OBSERVATION_BELIEF``). The data set names no keys, so the key is a
-  placeholder identity: the speaker (lower case, non-word runs as ``_``) and 8 hex digits
-  of the CRC-32 of the normalised text (lower case, whitespace collapsed, trailing
-  punctuation stripped, ``fact_key``). Only a restatement with the same text is "the same
-  fact", to be merged at consolidation; a reworded restatement is another fact, and since
-  every value is ``true`` no observation ever contradicts another. Keyless identity by
-  similarity (what an LLM judging the pair would do) is future work. 0.9: the annotations
-  are checked by people, so more than the 0.7 a scenario fact gets by default, short of 1
-  because they are still one model's extraction. The same key twice on one turn is kept
-  once (counted).
+  is dropped): no key, ``value: true``, ``text: TEXT``, ``belief: 0.9``
+  (``OBSERVATION_BELIEF``). The data set names no keys, and a made-up one would be a false
+  identity (an earlier version wrote ``obs.<speaker>.<crc32 of the text>``, so only a
+  word-for-word restatement was "the same fact"): keyless, a fact's identity is found at
+  consolidation by memory search and the LLM's ``judge_relation`` (the mock: text
+  similarity, ``llm.mock``), as for any LLM that names no key. Since every value is
+  ``true``, no observation ever contradicts another. 0.9: the annotations are checked by
+  people, so more than the 0.7 a scenario fact gets by default, short of 1 because they
+  are still one model's extraction. The same observation twice on one turn (same speaker
+  and text up to case, spacing and trailing punctuation, ``fact_key``) is kept once (counted).
 - Events: each event TEXT of speaker S in ``event_summary.events_session_<n>`` (the
   ``date`` key is not an event) is an event hint ``{category, text: TEXT}`` on the first
   turn of S in session n that carries no event hint yet; if S has none free, the first
@@ -183,7 +182,8 @@ class _Written:
 
 
 def fact_key(speaker: str, text: str) -> str:
-    """The placeholder key of an observation: ``obs.<speaker>.<crc32 of the normalised text>``.
+    """An observation's identity on one turn (repeats are dropped): ``obs.<speaker>.<crc32 of the
+    normalised text>``; not written (the facts are keyless).
 
     >>> a = fact_key("Caroline", "Caroline went to a  support group.")
     >>> a, a == fact_key("Caroline", "caroline went to a support group")
@@ -263,7 +263,7 @@ def _conversation(c: Conversation, where: str, path: Path, tally: Tally, turn_ga
               "Turns are say steps (id = dia_id, text = 'SPEAKER: TEXT'); questions are probes after the "
               "last session.")
     if written is not None:
-        header += ("\nWith --annotations: the data set's observations are fact hints (key obs.SPEAKER.CRC32, "
+        header += ("\nWith --annotations: the data set's observations are fact hints (no key, "
                    f"value true, belief {OBSERVATION_BELIEF:g}), its event summaries event hints (category "
                    "SPEAKER.FIRST_CONTENT_WORD), night_N steps idle 8h after a session; its session summaries "
                    "are comments, not hints.")
@@ -364,11 +364,11 @@ def _facts(value, where: str, by_session: dict[int, list[tuple[str, dict]]], tal
                 if len(found) > 1:
                     tally.repair("observations naming several turns (fact on the first)", 1, f"{sample} {brief(ids)}")
                 facts = steps[found[0]].setdefault("hints", {}).setdefault("facts", [])
-                key = fact_key(str(speaker), text)
-                if any(f["key"] == key for f in facts):
+                key = fact_key(str(speaker), text)       # only to drop a repeat on one turn: not written
+                if any(fact_key(str(speaker), f["text"]) == key for f in facts):
                     tally.repair("repeated observations on one turn dropped", 1, f"{sample} {found[0]}")
                     continue
-                facts.append({"key": key, "text": text, "value": True, "belief": OBSERVATION_BELIEF})
+                facts.append({"text": text, "value": True, "belief": OBSERVATION_BELIEF})
                 written.facts += 1
 
 
