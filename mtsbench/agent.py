@@ -19,6 +19,7 @@ from typing import Callable
 from .llm.base import LLM, Item, estimate_tokens
 from .memory.memory import Memory
 from .memory.retrieval import SearchCost
+from .processes.meter import INDEX_KEYS
 from .processes.perceive import Perception
 from .systems.base import Cost, Idle, Observation, Outcome, Query, Ranking, Tick
 from .units import DAY
@@ -87,6 +88,7 @@ class MemoryAgent:
         started = time.perf_counter()
         m = self.memory
         before, bg_before = self.llm.meter.totals(), m.processes.llm_totals()
+        work_before, bg_work_before = m.processes.index_work(), m.processes.index_totals()
         m.arousal_cost, self._summarized = SearchCost(), []
         m.now = at
         if self.summarizer.session_over(at):
@@ -106,6 +108,9 @@ class MemoryAgent:
         c.llm_calls, c.tokens, c.llm_retries, c.llm_failures = own["calls"], own["tokens"], own["retries"], own["failures"]
         c.prompt_tokens, c.completion_tokens = own["prompt_tokens"], own["completion_tokens"]
         c.arousal_scored = m.arousal_cost.scored
+        work_after, bg_work_after = m.processes.index_work(), m.processes.index_totals()
+        for k in INDEX_KEYS:
+            setattr(c, k, (work_after[k] - work_before[k]) - (bg_work_after[k] - bg_work_before[k]))
         out.summarized = tuple(self._summarized)
         c.latency_ms = (time.perf_counter() - started) * 1000.0
         return out

@@ -29,6 +29,12 @@ option of that group (``llm.temperature`` of ``openai`` and of ``replay``).
 
 ``+KEY=VALUE`` overrides (adding a key) are accepted by ``mtsbench.config`` only for keys
 this table knows (``known``), under a node that exists; see ``mtsbench.config.compose``.
+
+Secrets never enter a config (``secret_problem``, checked on every override before Hydra
+sees it, and by ``validate`` on ``llm.api_key_env``): a key such as ``llm.api_key`` or any
+``*token``/``*secret``/``*password`` is refused, as is a value that looks like an API key
+(``sk-...``) and an ``llm.api_key_env`` that is not a variable's name — one line that names
+the key, never the value, and says to use ``llm.api_key_env``.
 """
 
 from __future__ import annotations
@@ -63,7 +69,8 @@ RULES: dict[str, str] = {
     "retrieval.seed": SEED,
     "retrieval.candidates": "integer >= 1",
     "retrieval.context": "integer >= 1 or null",
-    # per-tier indexes
+    # tier indexes
+    "index.graph": "one of shared, per_tier",
     "index.exact_below": "integer >= 0",
     "index.M": "integer >= 2",
     "index.ef_construction": "integer >= 1",
@@ -104,10 +111,13 @@ RULES: dict[str, str] = {
     "consolidation.related": "integer >= 0",
     "consolidation.nightly_at": "time of day or null",
     "consolidation.enabled": "boolean",
+    "consolidation.min_relevance": SHARE,
     "inference.threshold": SHARE,
     "inference.ttl_decay": "boolean",
     "inference.kinds": KINDS,
     "inference.enabled": "boolean",
+    "inference.related": "integer >= 0",
+    "inference.min_relevance": SHARE,
     # evaluation depths
     "evaluation.recall_at": "list of integers >= 1",
     "evaluation.recall_at_tokens": "list of integers >= 1",
@@ -134,15 +144,21 @@ RULES: dict[str, str] = {
     **{f"{part}.{field}": rule for part in ("long_decay", "short_decay") for field, rule in {
         "tau": "number > 0", "d": "number >= 0", "half_life": "number > 0", "k": "number >= 0",
         "scale": "number > 0", "initial_strength": "number > 0", "growth": "number >= 0"}.items()},
-    # group llm: mock, openai, replay
+    # group llm: mock, openai, replay, local
     "llm.seed": "integer >= 0 or null",
     "llm.noise": SHARE,
     "llm.relevance_floor": SHARE,
     "llm.relevance_full": SHARE,
+    "llm.follow": SHARE,
     "llm.attention_ref": "number > 0",
+    "llm.restate_from": SHARE,
+    "llm.restate_full": SHARE,
+    "llm.same_text": SHARE,
+    "llm.same_event_text": SHARE,
     "llm.base_url": "text or null",
     "llm.model": "text or null",
-    "llm.api_key_env": "text",
+    "llm.api_key_env": "text",                # the NAME of a variable; a key itself is refused (secret_problem)
+    "llm.max_failure_rate": SHARE,
     "llm.temperature": "number >= 0 or null",
     "llm.max_tokens": "integer >= 1 or null",
     "llm.timeout": "number > 0",
@@ -151,6 +167,12 @@ RULES: dict[str, str] = {
     "llm.on_failure": "one of raise, skip",
     "llm.record": "text or null",
     "llm.cassette": "text or null",
+    "llm.model_path": "text or null",          # llm=local
+    "llm.threads": "integer >= 1",
+    "llm.ctx_size": "integer >= 256",
+    "llm.startup_timeout": "number > 0",
+    "llm.cache_dir": "text or null",
+    "llm.server_url": "text or null",
     # group embedder: hashing, sentence_transformers
     "embedder.dim": "integer >= 1",
     "embedder.char_n": "integer >= 1",
@@ -372,10 +394,51 @@ def validate(cfg, overrides: Sequence[str] = ()) -> None:
                               f"({type(e).__name__}: {' '.join(str(e).split())[:120]})") from None
         if value is _MISSING:
             continue
-        message = problem(path, value)
+        message = problem(path, value) or (secret_problem(path, value) if path == "llm.api_key_env" else None)
         if message:
             raise ConfigError(message)
     _whole_nodes(cfg)
+
+
+_SECRET_KEY = re.compile(r"(?i)(^|[._])(api_?key|secret|token|password|passwd)$")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+USE_ENV = ("put the key in an environment variable and give its name: llm.api_key_env=NAME "
+           "(default OPENAI_API_KEY); keys are never taken from the command line or a config, "
+           "which Hydra saves in .hydra/")
+
+
+def secret_problem(key: str, value) -> str | None:
+    """One line (without the value) when setting ``key`` to ``value`` would put a secret in
+    the config, else None.
+
+    >>> secret_problem("llm.api_key", "x")[:39]
+    'llm.api_key: an API key is refused here'
+    >>> secret_problem("llm.api_key_env", "sk-abc123456789")[:59]
+    'llm.api_key_env: expected the name of an environment variab'
+    >>> secret_problem("llm.api_key_env", "MY_KEY") is None, secret_problem("llm.noise", "0.1") is None
+    (True, True)
+    """
+    from .errors import redact
+
+    if _SECRET_KEY.search(key):
+        return f"{key}: an API key is refused here; {USE_ENV}"
+    text = "" if value is None else str(value)
+    if key.endswith("api_key_env") and text and not _ENV_NAME.fullmatch(text):
+        return (f"{key}: expected the name of an environment variable (letters, digits, _), got a value "
+                f"that looks like a key itself; {USE_ENV}")
+    if redact(text) != text:
+        return f"{key}: the value looks like an API key; {USE_ENV}"
+    return None
+
+
+def refuse_secrets(overrides: Sequence[str]) -> None:
+    """``ConfigError`` (one line, the value left out) for the first override that would put a
+    secret in the config (``secret_problem``)."""
+    for o in overrides:
+        key, sep, value = o.partition("=")
+        message = secret_problem(key.strip().lstrip("+~"), value if sep else None)
+        if message:
+            raise ConfigError(f"override '{key}=<redacted>': {message}")
 
 
 def _where(path: str, by_key: dict[str, str]) -> str:

@@ -2,9 +2,11 @@
 attention. Pure math: similarities in, boost amounts out; the agent finds the neighbours
 through the tier indexes and writes the boost into the short-term component.
 
-``amounts(sims)`` gets the cosine similarity of each of one source's candidate neighbours
-(at most ``neighbors`` of them, sorted descending) and returns the boost of each; a policy
-that normalises by the source's fan (``Radius``) counts it from ``sims`` itself.
+``amounts(sims)`` gets the cosine similarities of the sources' candidate neighbours, one
+row per source (at most ``neighbors`` per row, sorted descending, ``-inf`` where a source
+has fewer; a 1-D array is one source) and returns the boost of each, same shape; a policy
+that normalises by a source's fan (``Radius``) counts it from that row itself. Vectorised
+over the rows: arousing many sources is one call.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ class Arousal(Protocol):
     neighbors: int      # how many candidate neighbours to fetch per recalled memory
 
     def amounts(self, sims: np.ndarray) -> np.ndarray:
-        """Boost per candidate, for one source; ``sims`` sorted descending."""
+        """Boost per candidate (>= 0), ``sims`` of shape (sources, candidates) or (candidates,),
+        each row sorted descending."""
         ...
 
 
@@ -49,7 +52,7 @@ class Knn:
     def amounts(self, sims):
         sims = np.asarray(sims, dtype=float)
         out = self.gain * np.clip(sims, 0.0, None)
-        out[self.k:] = 0.0
+        out[..., self.k:] = 0.0
         return out
 
 
@@ -63,6 +66,8 @@ class Radius:
 
     >>> Radius(r=0.5, gain=2.0, strength=2.0).amounts(np.array([1.0, 0.75, 0.4])).round(4).tolist()
     [1.3069, 0.9801, 0.0]
+    >>> Radius(r=0.5, gain=2.0, strength=2.0).amounts(np.array([[1.0, 0.75, 0.4], [0.6, -np.inf, -np.inf]])).round(4).tolist()
+    [[1.3069, 0.9801, 0.0], [1.2, 0.0, 0.0]]
     """
 
     def __init__(self, r: float = 0.15, gain: float = 6.0, strength: float = 5.0, max_neighbors: int = 50):
@@ -78,8 +83,6 @@ class Radius:
     def amounts(self, sims):
         sims = np.asarray(sims, dtype=float)
         within = sims >= self.r
-        fan = int(within.sum())
-        if fan == 0:
-            return np.zeros_like(sims)
-        spread = max(0.0, self.strength - np.log(fan)) / self.strength
+        fan = within.sum(axis=-1, keepdims=True)
+        spread = np.maximum(0.0, self.strength - np.log(np.maximum(fan, 1))) / self.strength
         return np.where(within, self.gain * sims * spread, 0.0)

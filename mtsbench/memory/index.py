@@ -12,14 +12,43 @@ deterministic). HNSW removal is ``mark_deleted``; a memory coming back is
 all its members; an HNSW tier returns its k approximate nearest neighbours and counts
 those k as scored (a graph left mostly of deleted entries, which hnswlib cannot always
 search k deep, falls back to an exact scan of its live members, all counted). The
-graph's internal distance evaluations, about ef * M per query, are not counted
-(``index_queries`` counts the queries).
+graph's internal distance evaluations, about ef * M per query, are not counted: ``work_``
+(``IndexWork``) counts the k returned as its distances, and inserts and moves. This is
+``index.graph=per_tier``, the design before issue 13, kept for comparison; the default is
+``memory.graph_index.SharedGraphIndex`` (one graph, measured distance counts).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import hnswlib
 import numpy as np
+
+
+@dataclass
+class IndexWork:
+    """Index work done so far; ``minus`` gives the work between two snapshots.
+
+    ``distances``: measured distance computations of queries (exact scans: one per member
+    scanned; graph: faiss's count), ``graph_distances`` the graph's share of them;
+    ``inserts``: vectors inserted into the graph;
+    ``insert_distances_est``: their estimated distance computations; ``moves``: memories
+    moved between tiers; ``queries``: index queries.
+    """
+
+    distances: int = 0
+    graph_distances: int = 0
+    inserts: int = 0
+    insert_distances_est: int = 0
+    moves: int = 0
+    queries: int = 0
+
+    def copy(self) -> "IndexWork":
+        return IndexWork(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    def minus(self, before: "IndexWork") -> "IndexWork":
+        return IndexWork(**{f.name: getattr(self, f.name) - getattr(before, f.name) for f in fields(self)})
 
 
 class IdMap:
@@ -206,6 +235,7 @@ class TierIndexes:
         self.exact_below = exact_below
         self.hnsw = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed, "threads": threads}
         self.tiers: list[ExactTier | HnswTier] = [ExactTier(dim) for _ in range(n_tiers)]
+        self.work_ = IndexWork()
 
     @property
     def n_tiers(self) -> int:
@@ -218,6 +248,8 @@ class TierIndexes:
         """Add memories to a tier; an exact tier growing past ``exact_below`` becomes an HNSW
         tier built from its members and the new ones in one call."""
         t = self.tiers[tier]
+        if not isinstance(t, ExactTier) or t.size + len(ids) > self.exact_below:
+            self.work_.inserts += len(ids) + (t.size if isinstance(t, ExactTier) else 0)
         if isinstance(t, ExactTier) and t.size + len(ids) > self.exact_below:
             hnsw = HnswTier(self.dim, 2 * (t.size + len(ids)), **self.hnsw)
             hnsw.add(np.concatenate([t.ids[: t.size], np.asarray(ids, dtype=np.int64)]),
@@ -229,6 +261,7 @@ class TierIndexes:
     def move(self, ids: np.ndarray, old: np.ndarray, new: np.ndarray, vectors: np.ndarray) -> None:
         """Move memories ``ids`` from tiers ``old`` to tiers ``new`` (vectors: their rows)."""
         ids = np.asarray(ids, dtype=np.int64)
+        self.work_.moves += len(ids)
         for t in np.unique(old):
             self.tiers[int(t)].remove_many(ids[old == t])
         for t in np.unique(new):
@@ -236,11 +269,31 @@ class TierIndexes:
             self.add(int(t), ids[sel], vectors[sel])
 
     def query(self, tier: int, q: np.ndarray, k: int):
-        return self.tiers[tier].query(q, k)
+        ids, sims, scored = self.tiers[tier].query(q, k)
+        self.work_.queries += 1
+        self.work_.distances += scored
+        if isinstance(self.tiers[tier], HnswTier):
+            self.work_.graph_distances += scored
+        return ids, sims, scored
 
     def query_many(self, tier: int, qs: np.ndarray, k: int):
         """Each row of ``qs`` against one tier (see ``ExactTier.query_many``, ``HnswTier.query_many``)."""
-        return self.tiers[tier].query_many(qs, k)
+        ids, sims, scored = self.tiers[tier].query_many(qs, k)
+        self.work_.queries += len(qs)
+        self.work_.distances += scored * len(qs)
+        if isinstance(self.tiers[tier], HnswTier):
+            self.work_.graph_distances += scored * len(qs)
+        return ids, sims, scored
+
+    def query_all(self, qs: np.ndarray, k: int):
+        """Every tier for each row of ``qs`` (see ``SharedGraphIndex.query_all``)."""
+        ids, sims, scored = [], [], 0
+        for tier in range(self.n_tiers):
+            t_ids, t_sims, t_scored = self.query_many(tier, qs, k)
+            ids.append(np.broadcast_to(t_ids, t_sims.shape) if t_ids.ndim == 1 else t_ids)
+            sims.append(t_sims)
+            scored += t_scored
+        return np.concatenate(ids, axis=1), np.concatenate(sims, axis=1), scored
 
     def update(self, tier: int, i: int, vector: np.ndarray) -> None:
         """Memory ``i`` of ``tier`` has a new vector (its text was rewritten); an HNSW tier

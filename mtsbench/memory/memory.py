@@ -26,8 +26,9 @@ from ..mechanisms.tiers import TierPolicy
 from ..processes.meter import ProcessCosts
 from ..units import HOUR
 from .attention import DualAttention
+from .graph_index import SharedGraphIndex
 from .index import TierIndexes
-from .retrieval import Retrieval, SearchCost, TieredSearch, rank
+from .retrieval import Retrieval, SearchCost, TieredSearch, top_per_row
 from .store import MemoryStore
 from .tiering import Tiering
 
@@ -44,9 +45,9 @@ class Memory:
         self.depth = depth
         self.arousal = arousal
         self.store = MemoryStore(dim=embedder.dim)
-        self.index = TierIndexes(embedder.dim, tiers.n_tiers, **(index or {}))
+        self.index = make_index(embedder.dim, tiers.n_tiers, index)
         self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
-        self.processes = ProcessCosts()
+        self.processes = ProcessCosts(work=lambda: self.index.work_)
         self.arousal_cost = SearchCost()
         self.trace: list[dict] = []
         self.now = 0.0
@@ -76,7 +77,7 @@ class Memory:
 
     def meta(self, i: int) -> dict:
         """Memory ``i``'s free-form record (mutable: a process may note in it)."""
-        return self.store.meta[i]
+        return self.store.meta_of(i)
 
     def created(self, i: int) -> float:
         return float(self.store.created[i])
@@ -123,50 +124,39 @@ class Memory:
             return
         ids = np.unique(ids)
         self.attention.recall(self.store, ids, self.now)
-        self.emit("recalled", ids=[int(i) for i in ids], why=why)
+        self.emit("recalled", ids=ids.tolist(), why=why)
         aroused = self.arouse(ids)
         self._promote(np.union1d(ids, aroused))
 
     def arouse(self, sources: np.ndarray) -> np.ndarray:
         """Raise the short-term attention of each source's neighbours, in every tier.
 
-        Each tier answers all the sources in one batched query; each source then keeps its
-        ``neighbors`` most similar candidates (itself excluded) over all tiers, and gains
-        ``arousal.amounts`` of their similarities. Returns the aroused ids.
+        One batched query answers all the sources over all tiers (``index.query_all``);
+        each source keeps its ``neighbors`` most similar candidates (itself excluded) and
+        gains ``arousal.amounts`` of their similarities — one vectorised call for all the
+        sources, no loop over them. Returns the aroused ids.
         """
         n = self.arousal.neighbors
-        if n <= 0:
+        if n <= 0 or not len(sources):
             return np.zeros(0, dtype=np.int64)
-        queries = self.store.vectors[sources]
-        ids, sims = [], []
-        cost = SearchCost()
-        for tier in range(self.index.n_tiers):
-            t_ids, t_sims, scored = self.index.query_many(tier, queries, n + 1)
-            cost.scored += scored * len(sources)
-            cost.index_queries += len(sources)
-            ids.append(np.broadcast_to(t_ids, t_sims.shape) if t_ids.ndim == 1 else t_ids)
-            sims.append(t_sims)
-        ids, sims = np.concatenate(ids, axis=1), np.concatenate(sims, axis=1)
-        targets, amounts = [], []
-        for row, src in enumerate(sources):
-            keep = ids[row] != src
-            s_ids, s_sims = ids[row][keep], sims[row][keep]
-            order = rank(s_sims, n)
-            gain = self.arousal.amounts(s_sims[order])
-            hit = gain > 0
-            targets.append(s_ids[order][hit])
-            amounts.append(gain[hit])
+        queries_before = self.index.work_.queries
+        ids, sims, scored = self.index.query_all(self.store.vectors[sources], n + 1)
+        sims = np.where((ids == sources[:, None]) | (ids < 0), -np.inf, sims)
+        order = top_per_row(sims, n)
+        gain = self.arousal.amounts(np.take_along_axis(sims, order, axis=1))
+        hit = gain > 0
+        targets, amounts = np.take_along_axis(ids, order, axis=1)[hit], gain[hit]
+        cost = SearchCost(scored=scored * len(sources), index_queries=self.index.work_.queries - queries_before)
         if self.processes.active is None:
             self.arousal_cost.scored += cost.scored
             self.arousal_cost.index_queries += cost.index_queries
             self.arousal_cost.tiers_searched = self.index.n_tiers
         else:
             self.processes.add_search(arousal_scored=cost.scored)
-        targets, amounts = np.concatenate(targets), np.concatenate(amounts)
         if not len(targets):
             return targets
         uniq, total = self.attention.arouse(self.store, targets, amounts, self.now)
-        self.emit("aroused", ids=[int(i) for i in uniq], amounts=[round(float(a), 4) for a in total])
+        self.emit("aroused", ids=uniq.tolist(), amounts=[round(float(a), 4) for a in total])
         return uniq
 
     # -- writing -----------------------------------------------------------------------------
@@ -182,7 +172,7 @@ class Memory:
             self.store.w_plus[i], self.store.w_minus[i] = w_plus, w_minus
         ids = np.array([i])
         if score is None:
-            self.store.meta[i]["unlabelled"] = True
+            self.store.meta_of(i)["unlabelled"] = True
             self.emit("label_failed", id=i, step=provenance[-1] if provenance else None)
         self.attention.label(self.store, ids, np.array([score or 0.0]), self.now)
         tier = int(self.tiering.targets(self.store, ids, self.now, full=False)[0])
@@ -224,7 +214,7 @@ class Memory:
         ids, old, new = ids[changed], old[changed], new[changed]
         self.index.move(ids, old, new, self.store.vectors[ids])
         self.store.tier[ids] = new
-        self.emit("moved", ids=[int(i) for i in ids], to=[int(t) for t in new], why=why)
+        self.emit("moved", ids=ids.tolist(), to=new.tolist(), why=why)
 
     def _promote(self, ids: np.ndarray) -> None:
         """Recall or arousal lifted these: move each up at once if its policy says so."""
@@ -255,3 +245,10 @@ class Memory:
             self._move(ids, self.tiering.targets(self.store, ids, self.now, full=True), "rebalance")
             self.tiering.schedule(self.store, ids, self.now)
         self.emit("rebalanced", sizes=self.index.sizes())
+
+
+def make_index(dim: int, n_tiers: int, params: dict | None) -> SharedGraphIndex | TierIndexes:
+    """The tier indexes named by ``params["graph"]`` (``shared``, the default, or ``per_tier``)."""
+    params = dict(params or {})
+    kind = params.pop("graph", "shared")
+    return (SharedGraphIndex if kind == "shared" else TierIndexes)(dim, n_tiers, **params)

@@ -98,7 +98,8 @@ class MemoryStore:
         """Append memories of one kind with zero attention (columns set vectorised); returns their ids.
 
         ``created`` and ``belief`` are one value or one per memory; ``keys``, ``values`` and
-        ``metas`` default to None, None and a fresh empty dict per memory.
+        ``metas`` default to None (an empty meta is None until ``meta_of`` makes it a dict:
+        a million pre-loaded memories hold no million empty dicts).
 
         >>> s = MemoryStore(dim=2, capacity=1)
         >>> s.add_many(["a", "b"], "fact", created=[1.0, 2.0], vectors=np.eye(2), provenance=[("s0",), ()],
@@ -123,7 +124,7 @@ class MemoryStore:
         self.provenance += [tuple(p) for p in provenance]
         self.key += [None] * n if keys is None else list(keys)
         self.value += [None] * n if values is None else list(values)
-        self.meta += [{} for _ in range(n)] if metas is None else [dict(m or {}) for m in metas]
+        self.meta += [None] * n if metas is None else [dict(m) if m else None for m in metas]   # {} made on use
         if kind in ("turn", "perception"):
             for i, p in enumerate(provenance):
                 if p:
@@ -162,6 +163,12 @@ class MemoryStore:
         changed, self._changed = self._changed, []
         return np.unique(np.concatenate(changed)) if changed else np.zeros(0, dtype=np.int64)
 
+    def meta_of(self, i: int) -> dict:
+        """Memory ``i``'s free-form record, made an empty dict on first use (mutable)."""
+        if self.meta[i] is None:
+            self.meta[i] = {}
+        return self.meta[i]
+
     def kind_of(self, i: int) -> str:
         return KINDS[int(self.kind[i])]
 
@@ -171,4 +178,4 @@ class MemoryStore:
 
     def view(self, i: int) -> Memory:
         return Memory(i, self.text[i], self.kind_of(i), float(self.created[i]), self.provenance[i],
-                      self.key[i], self.value[i], float(self.belief[i]), int(self.tier[i]), self.meta[i])
+                      self.key[i], self.value[i], float(self.belief[i]), int(self.tier[i]), dict(self.meta[i] or {}))

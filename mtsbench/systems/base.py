@@ -114,14 +114,21 @@ class Cost:
 
     ``scored``: memories scored by the step's searches; ``tiers_searched``: the deepest tier
     reached; ``index_queries``: index queries; ``arousal_scored``: memories scored by the
-    neighbour searches of regional arousal; then the LLM's calls, tokens, retries and
-    failures; ``latency_ms``: wall clock.
+    neighbour searches of regional arousal; ``distances``: vector distance computations of
+    every index query (measured: exact scans count each member, a graph its own count);
+    ``index_inserts`` / ``insert_distances_est``: vectors inserted into a graph and their
+    *estimated* distance computations; ``index_moves``: memories moved between tiers; then
+    the LLM's calls, tokens, retries and failures; ``latency_ms``: wall clock.
     """
 
     scored: int = 0
     tiers_searched: int = 0
     index_queries: int = 0
     arousal_scored: int = 0
+    distances: int = 0
+    index_inserts: int = 0
+    insert_distances_est: int = 0
+    index_moves: int = 0
     llm_calls: int = 0
     tokens: int = 0
     prompt_tokens: int = 0

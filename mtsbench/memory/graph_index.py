@@ -1,0 +1,362 @@
+"""One graph for every large tier, tier membership as a bitmap: a tier move never rebuilds graph state.
+
+``SharedGraphIndex`` has the interface of ``TierIndexes`` (``add``, ``move``, ``query``,
+``query_many``, ``update``, ``remove``, ``sizes``, ``tiers[t].members()``) and adds
+``query_all`` (every tier at once, for arousal) and exact work counters (``work_``).
+
+- A small tier is scanned exactly: its own contiguous matrix (swap-remove), one matrix
+  product per query, every member counted as a distance.
+- A tier becomes a *graph tier* once scanning it would cost more distances than a graph
+  query: a walk filtered to a tier holding the share s = size / N of an N-vector graph
+  costs about q / s distances (q: the measured mean of a graph query, ``query_cost_``), a
+  scan costs size, so past ``graph_above() = max(exact_below, sqrt(q * N))`` members the
+  graph is the cheaper way; a graph tier that shrinks to half that is scanned again
+  (hysteresis: a tier on the border does not flip back and forth). All graph tiers
+  share one faiss ``IndexHNSWFlat`` (inner product on unit vectors = cosine). A memory is
+  inserted into the graph once, the first time it enters a graph tier; which graph tier
+  it is in is one bit in that tier's bitmap (``IDSelectorBitmap``), so moving between
+  graph tiers flips two bits and moving out clears one — the graph is never edited.
+  A dead memory or one that left for an exact tier stays in the graph, unselected. A
+  rewritten memory (new vector) is inserted again under a new graph id when it next
+  enters a graph tier; its old entry is never selected again. A filtered walk that
+  cannot reach k selected members is retried once at four times the ef, then falls back
+  to an exact scan of the tier's members, all counted as distances.
+- Distance computations of graph queries are faiss's own count (``hnsw_stats.ndis``):
+  measured, not estimated. Graph inserts are counted (``inserts``) and their distances
+  *estimated* (``insert_distances_est``): faiss does not count them, so each insert is
+  charged the measured mean distance count of a beam search at ``ef_construction`` on
+  the graph (``InsertModel``), which is what an HNSW insertion runs per level 0 — the
+  neighbour-pruning distances are left out, so the estimate is a lower bound.
+
+Searches are single-threaded (deterministic); ``threads`` > 1 builds a bulk insert on
+several cores (faster, but the graph then varies run to run).
+"""
+
+from __future__ import annotations
+
+import faiss
+import numpy as np
+
+from .index import ExactTier, IdMap, IndexWork
+
+faiss.omp_set_num_threads(1)
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), float32, C-contiguous."""
+    v = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.ascontiguousarray(v / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+class Bitmap:
+    """A growable bit set over graph ids, in faiss's ``IDSelectorBitmap`` layout
+    (bit i is ``bits[i >> 3] >> (i & 7) & 1``).
+
+    >>> b = Bitmap(); b.set(np.array([3, 9])); b.clear(np.array([3]))
+    >>> np.flatnonzero(np.unpackbits(b.bits, bitorder="little")).tolist()
+    [9]
+    """
+
+    def __init__(self):
+        self.bits = np.zeros(64, dtype=np.uint8)
+
+    def _fit(self, top: int) -> None:
+        if top >> 3 >= len(self.bits):
+            grown = np.zeros(max(2 * len(self.bits), (top >> 3) + 1), dtype=np.uint8)
+            grown[: len(self.bits)] = self.bits
+            self.bits = grown
+
+    def set(self, gids: np.ndarray) -> None:
+        if len(gids):
+            self._fit(int(gids.max()))
+            np.bitwise_or.at(self.bits, gids >> 3, (1 << (gids & 7)).astype(np.uint8))
+
+    def clear(self, gids: np.ndarray) -> None:
+        if len(gids):
+            self._fit(int(gids.max()))
+            np.bitwise_and.at(self.bits, gids >> 3, ~(1 << (gids & 7)).astype(np.uint8))
+
+    def selector(self, n: int):
+        """A faiss selector over the first n graph ids (valid while this bitmap is not grown)."""
+        self._fit(max(n - 1, 0))
+        return faiss.IDSelectorBitmap(n, faiss.swig_ptr(self.bits))
+
+
+class InsertModel:
+    """Estimated distance computations of one graph insert: the mean measured ``ndis`` of
+    ``probes`` beam searches at ``ef_construction`` (k = 2M) on the graph, re-measured each
+    time the graph has doubled since the last measurement."""
+
+    def __init__(self, probes: int = 16):
+        self.probes = probes
+        self.per_insert_ = 0.0
+        self.measured_at_ = 0
+
+    def charge(self, graph, vectors: np.ndarray, M: int, ef_construction: int) -> int:
+        """Estimated distances of inserting ``vectors`` into ``graph`` (before they are added)."""
+        n = graph.ntotal
+        if n == 0:
+            return 0
+        if n >= 2 * self.measured_at_:
+            sample = vectors[: self.probes]
+            params = faiss.SearchParametersHNSW(efSearch=ef_construction)
+            stats = faiss.cvar.hnsw_stats
+            stats.reset()
+            graph.search(sample, min(2 * M, n), params=params)
+            self.per_insert_ = stats.ndis / len(sample)
+            self.measured_at_ = n
+        return int(round(self.per_insert_ * len(vectors)))
+
+
+class GraphTierView:
+    """A graph tier as ``tiers[t]``: its size and members (memory ids)."""
+
+    kind = "graph"
+
+    def __init__(self, owner: "SharedGraphIndex", tier: int):
+        self.owner, self.tier = owner, tier
+        self.size = 0
+
+    def members(self) -> np.ndarray:
+        return np.flatnonzero(self.owner.in_tier_.a == self.tier + 1)
+
+
+class SharedGraphIndex:
+    """Exact scans for small tiers, one shared HNSW graph (faiss) for the large ones.
+
+    >>> idx = SharedGraphIndex(dim=4, n_tiers=2, exact_below=3)
+    >>> v = unit(np.eye(4, dtype=np.float32) + 0.1)
+    >>> idx.add(1, np.arange(4), v)                        # tier 1 outgrows exact_below: a graph tier
+    >>> idx.tiers[1].kind, idx.work_.inserts
+    ('graph', 4)
+    >>> idx.move(np.array([0]), np.array([1]), np.array([0]), v[:1])   # up into the exact tier 0
+    >>> sorted(idx.query(1, v[0], 5)[0].tolist()), idx.query(0, v[0], 5)[0].tolist()
+    ([1, 2, 3], [0])
+    >>> idx.move(np.array([0]), np.array([0]), np.array([1]), v[:1]); idx.work_.inserts   # back: no new insert
+    4
+    """
+
+    def __init__(self, dim: int, n_tiers: int, exact_below: int = 5000, M: int = 16, ef_construction: int = 100,
+                 ef: int = 64, seed: int = 0, threads: int = 1):
+        self.dim = dim
+        self.exact_below = exact_below
+        self.M, self.ef_construction, self.ef, self.seed, self.threads = M, ef_construction, ef, seed, threads
+        self.tiers: list[ExactTier | GraphTierView] = [ExactTier(dim) for _ in range(n_tiers)]
+        self.graph_ = None
+        self.gid_ = IdMap(np.int64, -1)           # memory id -> graph id of its current vector, -1: none
+        self.mem_ = np.zeros(0, dtype=np.int64)   # graph id -> memory id
+        self.in_tier_ = IdMap(np.int8, 0)         # memory id -> 1 + its graph tier, 0: not in a graph tier
+        self.bitmaps_: list[Bitmap | None] = [None] * n_tiers
+        self.any_graph_ = Bitmap()                # union of the graph tiers' bitmaps
+        self.insert_model_ = InsertModel()
+        self.query_cost_ = float(ef * M)          # mean distances of a graph query, measured as they run
+        self.work_ = IndexWork()
+
+    def graph_above(self) -> int:
+        """Tier size past which a graph query is cheaper than a scan: max(exact_below, sqrt(q * N))."""
+        n = self.graph_.ntotal if self.graph_ is not None else 0
+        return max(self.exact_below, int(np.sqrt(self.query_cost_ * n)))
+
+    @property
+    def n_tiers(self) -> int:
+        return len(self.tiers)
+
+    def sizes(self) -> list[int]:
+        return [t.size for t in self.tiers]
+
+    # -- the graph ---------------------------------------------------------------------------
+    def _graph(self):
+        if self.graph_ is None:
+            g = faiss.IndexHNSWFlat(self.dim, self.M, faiss.METRIC_INNER_PRODUCT)
+            g.hnsw.efConstruction = self.ef_construction
+            g.hnsw.efSearch = self.ef
+            g.hnsw.rng = faiss.RandomGenerator(self.seed)    # levels drawn from this seed: the same graph every run
+            self.graph_ = g
+        return self.graph_
+
+    def _gids(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Graph ids of ``ids``, inserting those without one (one batched insert)."""
+        gids = self.gid_[ids]
+        new = gids < 0
+        if new.any():
+            g = self._graph()
+            vecs = unit(vectors[new])
+            self.work_.insert_distances_est += self.insert_model_.charge(g, vecs, self.M, self.ef_construction)
+            start = g.ntotal
+            if self.threads > 1 and len(vecs) >= 1000:
+                faiss.omp_set_num_threads(self.threads)
+            try:
+                g.add(vecs)
+            finally:
+                faiss.omp_set_num_threads(1)
+            gids[new] = np.arange(start, start + len(vecs))
+            self.gid_[ids[new]] = gids[new]
+            self.mem_ = np.concatenate([self.mem_, ids[new]])
+            self.work_.inserts += len(vecs)
+        return gids
+
+    def _enter(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
+        gids = self._gids(ids, vectors)
+        self.bitmaps_[tier].set(gids)
+        self.any_graph_.set(gids)
+        self.in_tier_[ids] = tier + 1
+        self.tiers[tier].size += len(ids)
+
+    def _leave(self, tier: int, ids: np.ndarray) -> None:
+        gids = self.gid_[ids]
+        self.bitmaps_[tier].clear(gids)
+        self.any_graph_.clear(gids)
+        self.in_tier_[ids] = 0
+        self.tiers[tier].size -= len(ids)
+        if self.tiers[tier].size <= self.graph_above() // 2:     # small again: back to an exact scan
+            members = self.tiers[tier].members()
+            self._leave_quietly(tier, members)
+            exact = ExactTier(self.dim)
+            exact.add(members, self._vectors(members))
+            self.tiers[tier], self.bitmaps_[tier] = exact, None
+
+    def _leave_quietly(self, tier: int, ids: np.ndarray) -> None:
+        gids = self.gid_[ids]
+        self.any_graph_.clear(gids)
+        self.in_tier_[ids] = 0
+
+    def _vectors(self, ids: np.ndarray) -> np.ndarray:
+        """The graph's (unit) vectors of memories ``ids``."""
+        xb = faiss.rev_swig_ptr(faiss.downcast_index(self.graph_.storage).get_xb(), self.graph_.ntotal * self.dim)
+        return np.asarray(xb).reshape(-1, self.dim)[self.gid_[ids]]
+
+    # -- membership --------------------------------------------------------------------------
+    def add(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add memories to a tier; an exact tier growing past ``exact_below`` becomes a graph tier."""
+        ids = np.asarray(ids, dtype=np.int64)
+        t = self.tiers[tier]
+        if isinstance(t, ExactTier) and t.size + len(ids) > self.graph_above():
+            old_ids, old_vecs = t.ids[: t.size].copy(), t.vectors[: t.size].copy()
+            self.tiers[tier], self.bitmaps_[tier] = GraphTierView(self, tier), Bitmap()
+            self._enter(tier, np.concatenate([old_ids, ids]),
+                        np.concatenate([old_vecs, np.asarray(vectors, dtype=np.float32)]))
+        elif isinstance(t, ExactTier):
+            t.add(ids, vectors)
+        else:
+            self._enter(tier, ids, np.asarray(vectors, dtype=np.float32))
+
+    def _remove(self, tier: int, ids: np.ndarray) -> None:
+        t = self.tiers[tier]
+        if isinstance(t, ExactTier):
+            t.remove_many(ids)
+        else:
+            self._leave(tier, ids)
+
+    def move(self, ids: np.ndarray, old: np.ndarray, new: np.ndarray, vectors: np.ndarray) -> None:
+        """Move memories ``ids`` from tiers ``old`` to tiers ``new`` (vectors: their rows)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        self.work_.moves += len(ids)
+        for t in np.unique(old):
+            self._remove(int(t), ids[old == t])
+        for t in np.unique(new):
+            sel = new == t
+            self.add(int(t), ids[sel], np.asarray(vectors)[sel])
+
+    def update(self, tier: int, i: int, vector: np.ndarray) -> None:
+        """Memory ``i`` has a new vector: an exact tier overwrites its row; in a graph tier it
+        is inserted again under a new graph id (the old entry is never selected again)."""
+        t = self.tiers[tier]
+        ids = np.array([i], dtype=np.int64)
+        if isinstance(t, ExactTier):
+            t.update(i, vector)
+            self.gid_[ids] = -1
+        else:
+            self._leave(tier, ids)
+            self.gid_[ids] = -1
+            self.add(tier, ids, np.asarray(vector, dtype=np.float32)[None, :])
+
+    def remove(self, tier: int, i: int) -> None:
+        """Memory ``i`` leaves the indexes (it died)."""
+        self._remove(tier, np.array([i], dtype=np.int64))
+
+    # -- queries -----------------------------------------------------------------------------
+    def _search_graph(self, qs: np.ndarray, k: int, bitmap: Bitmap, size: int):
+        """The k nearest selected graph members of each row of ``qs``: (ids, sims) of shape
+        (len(qs), k') with k' = min(k, size); missing slots (fewer reachable) have id -1."""
+        k = min(k, size)
+        if k <= 0:
+            return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0))
+        g = self.graph_
+        params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=max(self.ef, k))
+        stats = faiss.cvar.hnsw_stats
+        stats.reset()
+        qs = unit(qs)
+        sims, gids = g.search(qs, k, params=params)
+        self.work_.distances += int(stats.ndis)
+        self.work_.graph_distances += int(stats.ndis)
+        self.work_.queries += len(qs)
+        self.query_cost_ += 0.05 * (stats.ndis / len(qs) - self.query_cost_)
+        short = np.flatnonzero((gids < 0).any(axis=1))
+        if len(short):      # the filter cut the walk short: once more, wider
+            params.efSearch = 4 * max(self.ef, k)
+            stats.reset()
+            sims[short], gids[short] = g.search(qs[short], k, params=params)
+            self.work_.distances += int(stats.ndis)
+            self.work_.graph_distances += int(stats.ndis)
+        ids = np.where(gids >= 0, self.mem_[np.maximum(gids, 0)], -1)
+        sims = np.where(gids >= 0, sims.astype(float), -np.inf)
+        short = np.flatnonzero((gids < 0).any(axis=1))
+        if len(short):      # still short: scan the selected members instead
+            ids[short], sims[short] = self._scan(qs[short], k, bitmap)
+        return ids, sims
+
+    def _scan(self, qs: np.ndarray, k: int, bitmap: "Bitmap"):
+        """Exact k nearest of the selected graph members (the filtered walk's fallback)."""
+        bits = np.unpackbits(bitmap.bits, bitorder="little")[: self.graph_.ntotal]
+        gids = np.flatnonzero(bits)
+        ids = self.mem_[gids]
+        sims = qs @ self._vectors(ids).T
+        self.work_.distances += sims.size
+        top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+        return ids[top], np.take_along_axis(sims, top, axis=1).astype(float)
+
+    def query_many(self, tier: int, qs: np.ndarray, k: int):
+        """Each row of ``qs`` against one tier: (ids, sims, scored per query) — an exact tier
+        returns all members (ids 1-D, sims 2-D), a graph tier its k nearest (2-D, -1 padded)."""
+        t = self.tiers[tier]
+        qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
+        if isinstance(t, ExactTier):
+            self.work_.distances += t.size * len(qs)
+            self.work_.queries += len(qs)
+            return t.query_many(qs, k)
+        ids, sims = self._search_graph(qs, k, self.bitmaps_[tier], t.size)
+        return ids, sims, ids.shape[1]
+
+    def query(self, tier: int, q: np.ndarray, k: int):
+        """One query against one tier: (ids, cosine similarities, scored)."""
+        t = self.tiers[tier]
+        if isinstance(t, ExactTier):
+            self.work_.distances += t.size
+            self.work_.queries += 1
+            return t.query(q, k)
+        ids, sims, scored = self.query_many(tier, np.asarray(q)[None, :], k)
+        keep = ids[0] >= 0
+        return ids[0][keep], sims[0][keep], int(keep.sum())
+
+    def query_all(self, qs: np.ndarray, k: int):
+        """Every tier at once for each row of ``qs``: the exact tiers in full and the k nearest
+        over all graph tiers in one graph query. Returns (ids, sims), both (len(qs), C),
+        -1 / -inf padded, and the candidates scored per query."""
+        qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
+        ids, sims = [], []
+        for tier in range(self.n_tiers):
+            t = self.tiers[tier]
+            if isinstance(t, ExactTier) and t.size:
+                t_ids, t_sims, _ = self.query_many(tier, qs, k)
+                ids.append(np.broadcast_to(t_ids, t_sims.shape))
+                sims.append(t_sims)
+        in_graph = sum(t.size for t in self.tiers if not isinstance(t, ExactTier))
+        if in_graph:
+            g_ids, g_sims = self._search_graph(qs, k, self.any_graph_, in_graph)
+            ids.append(g_ids)
+            sims.append(g_sims)
+        if not ids:
+            return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0)), 0
+        ids, sims = np.concatenate(ids, axis=1), np.concatenate(sims, axis=1)
+        return ids, sims, int((ids[0] >= 0).sum())

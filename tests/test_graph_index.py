@@ -1,0 +1,177 @@
+"""The shared-graph tier index, batched arousal and attention evaluated only where it can matter."""
+
+import faiss
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtsbench.mechanisms.arousal import Knn, Radius
+from mtsbench.mechanisms.decay import Exponential, NoDecay
+from mtsbench.memory.attention import DualAttention
+from mtsbench.memory.graph_index import SharedGraphIndex, unit
+from mtsbench.memory.index import ExactTier
+from mtsbench.memory.retrieval import TieredSearch, rank, top_per_row
+from mtsbench.memory.store import MemoryStore
+
+
+def unit_rows(n, dim, seed=0):
+    return unit(np.random.default_rng(seed).normal(size=(n, dim)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.tuples(st.integers(0, 59), st.integers(0, 2)), min_size=1, max_size=120),
+       seed=st.integers(0, 3))
+def test_members_follow_every_move_and_the_graph_is_never_rebuilt(ops, seed):
+    v = unit_rows(60, 8, seed)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=6, ef=64)
+    where: dict[int, int] = {}
+    moves = 0
+    for i, tier in ops:
+        if i in where:
+            if where[i] != tier:
+                moves += 1
+                idx.move(np.array([i]), np.array([where[i]]), np.array([tier]), v[[i]])
+        else:
+            idx.add(tier, np.array([i]), v[[i]])
+        where[i] = tier
+    for t in range(3):
+        members = sorted(i for i, w in where.items() if w == t)
+        assert sorted(idx.tiers[t].members().tolist()) == members
+        assert idx.tiers[t].size == len(members)
+        ids, _, _ = idx.query(t, v[0], 100)
+        assert set(ids.tolist()) <= set(members)
+        if isinstance(idx.tiers[t], ExactTier):
+            assert sorted(ids.tolist()) == members
+    # one insert per memory that ever entered a graph tier, however often it moved
+    assert idx.work_.inserts <= len(where)
+    assert idx.work_.moves == moves
+
+
+def test_a_memory_moving_between_graph_tiers_is_inserted_once():
+    v = unit_rows(40, 8)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=4, M=4, ef=4)   # graph_above: sqrt(16 * 20) < 20
+    idx.add(1, np.arange(20), v[:20])
+    idx.add(2, np.arange(20, 40), v[20:])
+    assert idx.work_.inserts == 40
+    for _ in range(5):
+        idx.move(np.array([3]), np.array([1]), np.array([2]), v[[3]])
+        idx.move(np.array([3]), np.array([2]), np.array([1]), v[[3]])
+    assert idx.work_.inserts == 40 and idx.work_.moves == 10 and idx.graph_.ntotal == 40
+
+
+def test_a_filtered_graph_tier_finds_its_nearest_members():
+    n, dim = 4000, 16
+    v = unit_rows(n, dim, 1)
+    rng = np.random.default_rng(2)
+    small = np.sort(rng.choice(n, n // 10, replace=False))
+    idx = SharedGraphIndex(dim=dim, n_tiers=2, exact_below=100)
+    idx.query_cost_ = 1.0          # as if graph queries were cheap: tier 0 goes on the graph, through the filter
+    idx.add(1, np.setdiff1d(np.arange(n), small), v[np.setdiff1d(np.arange(n), small)])
+    idx.add(0, small, v[small])                      # tier 0: 10% of the graph, through the bitmap
+    assert idx.tiers[0].kind == "graph"
+    hits = 0
+    for q in unit_rows(50, dim, 3):
+        ids, _, _ = idx.query(0, q, 10)
+        exact = small[np.argsort(-(v[small] @ q), kind="stable")[:10]]
+        assert set(ids.tolist()) <= set(small.tolist())
+        hits += len(set(ids.tolist()) & set(exact.tolist()))
+    assert hits / 500 >= 0.9
+
+
+def test_graph_tiers_start_where_a_scan_costs_more_than_a_graph_query():
+    v = unit_rows(5000, 8, 7)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=100)
+    idx.add(2, np.arange(2000), v[:2000])                 # the first graph tier: past exact_below
+    assert idx.tiers[2].kind == "graph" and idx.graph_above() == int(np.sqrt(idx.query_cost_ * 2000))
+    idx.add(1, np.arange(2000, 2000 + idx.graph_above()), v[2000:2000 + idx.graph_above()])
+    assert idx.tiers[1].kind == "exact"                   # sqrt(q * N) members: still cheaper to scan
+    idx.add(1, np.array([4999]), v[[4999]])
+    assert idx.tiers[1].kind == "graph"
+    half = idx.graph_above() // 2
+    gone = idx.tiers[1].members()[: idx.tiers[1].size - half]
+    idx.move(gone, np.ones(len(gone), dtype=np.int8), np.zeros(len(gone), dtype=np.int8), v[gone])
+    assert idx.tiers[1].kind == "exact" and idx.tiers[1].size == half
+
+
+def test_a_mostly_unselected_graph_tier_still_answers_with_all_its_members():
+    v = unit_rows(300, 16, 4)
+    idx = SharedGraphIndex(dim=16, n_tiers=2, exact_below=10)
+    idx.query_cost_ = 0.01         # tier 1 stays on the graph when it shrinks to 8 members
+    idx.add(1, np.arange(300), v)
+    idx.move(np.arange(292), np.ones(292, dtype=np.int8), np.zeros(292, dtype=np.int8), v[:292])
+    ids, sims, scored = idx.query(1, v[299], 50)
+    assert sorted(ids.tolist()) == list(range(292, 300)) and scored == 8
+    assert np.allclose(sims, v[ids] @ v[299], atol=1e-5)
+
+
+def test_distances_are_faiss_own_count_and_exact_scans_count_their_members():
+    v = unit_rows(3000, 16, 5)
+    idx = SharedGraphIndex(dim=16, n_tiers=2, exact_below=1000)
+    idx.add(0, np.arange(500), v[:500])
+    idx.add(1, np.arange(500, 3000), v[500:])
+    before = idx.work_.copy()
+    idx.query(0, v[1], 10)
+    assert idx.work_.minus(before).distances == 500
+    before = idx.work_.copy()
+    idx.query(1, v[1], 10)
+    first = idx.work_.minus(before)
+    stats = faiss.cvar.hnsw_stats
+    stats.reset()
+    idx.graph_.search(v[1][None, :], 10, params=faiss.SearchParametersHNSW(
+        sel=idx.bitmaps_[1].selector(idx.graph_.ntotal), efSearch=idx.ef))
+    assert first.distances == first.graph_distances == stats.ndis > 10
+
+
+def test_the_insert_estimate_matches_a_measured_beam_search_count():
+    """Each insert is charged the mean ndis of beam searches at ef_construction; measured on the
+    inserted vectors themselves before they go in, the count agrees within 25%."""
+    v = unit_rows(6000, 16, 6)
+    idx = SharedGraphIndex(dim=16, n_tiers=1, exact_below=10, ef_construction=100)
+    idx.add(0, np.arange(4000), v[:4000])
+    batch = v[4000:4400]
+    stats = faiss.cvar.hnsw_stats
+    stats.reset()
+    idx.graph_.search(batch, 2 * idx.M, params=faiss.SearchParametersHNSW(efSearch=idx.ef_construction))
+    measured = stats.ndis
+    before = idx.work_.copy()
+    idx.insert_model_.measured_at_ = 0           # re-measure on this graph
+    idx.add(0, np.arange(4000, 4400), batch)
+    estimated = idx.work_.minus(before).insert_distances_est
+    assert abs(estimated - measured) / measured <= 0.25
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.lists(st.integers(0, 5), min_size=12, max_size=12), min_size=1, max_size=6),
+       k=st.integers(1, 14))
+def test_top_per_row_is_rank_row_by_row(rows, k):
+    scores = np.array(rows, dtype=float)
+    assert top_per_row(scores, k).tolist() == [rank(r, k).tolist() for r in scores]
+
+
+@settings(max_examples=100, deadline=None)
+@given(sims=st.lists(st.lists(st.floats(-1, 1), min_size=5, max_size=5), min_size=1, max_size=4))
+def test_arousal_amounts_of_many_sources_are_each_sources_own(sims):
+    s = -np.sort(-np.array(sims), axis=1)
+    for policy in (Radius(r=0.2, gain=3.0, strength=2.0), Knn(k=2, gain=1.5)):
+        assert np.allclose(policy.amounts(s), np.array([policy.amounts(row) for row in s]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 80), top=st.integers(1, 30), weight=st.sampled_from([0.0, 0.3, 2.0]),
+       seed=st.integers(0, 10**6))
+def test_bounded_scoring_ranks_exactly_as_full_scoring(n, top, weight, seed):
+    rng = np.random.default_rng(seed)
+    store = MemoryStore(dim=2)
+    ids = store.add_many([f"m{i}" for i in range(n)], "turn", created=0.0, vectors=np.zeros((n, 2)),
+                         provenance=[()] * n)
+    att = DualAttention(NoDecay(), Exponential(half_life=2.0), long_share=0.4)
+    att.label(store, ids, rng.integers(0, 11, n).astype(float), 0.0)
+    rel = np.round(rng.uniform(-1, 1, n), 1)                 # ties on purpose
+    search = TieredSearch(attention_weight=weight)
+    full = search.combine(rel, att.total(store, ids, 3600.0))
+    bounded, a = search.bounded(store, att, ids, rel, 3600.0, top)
+    order = rank(full, top)
+    assert rank(bounded, top).tolist() == order.tolist()
+    assert np.allclose(bounded[order], full[order])
+    assert not np.isnan(a[order]).any()
