@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import ConfigError, Interrupted, OutputError, ReportError, exit_code, redact, signal_name, user_error
 
-USAGE = """usage: mtsbench COMMAND [ARGS]
+USAGE = """usage: mtsbench COMMAND [ARGS]    (mtsbench --version: the installed version)
 
 commands:
   run [overrides]             one Hydra job (add -m for a sweep); outputs in the job directory
@@ -239,6 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
+        return 0
+    if argv[0] in ("--version", "-V", "version"):
+        from importlib.metadata import version
+
+        print(f"mtsbench {version('mtsbench')}")
         return 0
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:

@@ -21,6 +21,7 @@ them with ``status: failed``; either way the exception then goes on to the calle
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,7 @@ from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
 from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
+from .progress import StepLog
 from .stream import RunWriter
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
@@ -90,10 +92,18 @@ def drive(system: MemorySystem, step, depth: int):
     return system.tick(Tick(step.id, step.at))
 
 
-def run_scenario(cfg: DictConfig, scenario: Scenario, progress=None) -> ScenarioRun:
-    """Replay one scenario against a fresh system; ``progress`` (a tqdm bar) counts steps."""
+def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None = None) -> ScenarioRun:
+    """Replay one scenario against a fresh system; ``progress`` logs the phases and counts steps."""
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
+    started = time.perf_counter()
+    if progress is not None:
+        memories = OmegaConf.select(cfg, "preload.memories", default=0) or 0
+        progress.phase(f"scenario {scenario.id}: building the system"
+                       + (f", pre-loading {memories:,} memories" if memories else ""))
     system = build_system(cfg, scenario)
+    if progress is not None:
+        progress.phase(f"scenario {scenario.id}: built in {time.perf_counter() - started:.1f} s; "
+                       f"{len(scenario.steps):,} steps")
     depth = evidence.rank_depth_of(cfg)
     workload = instantiate(cfg.workload) if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
@@ -191,11 +201,12 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     writer = RunWriter(out_dir, meta, [s.id for s in scenarios])
     current = None
     try:
-        with tqdm(total=sum(len(s.steps) for s in scenarios), unit="step", leave=False,
-                  disable=None if progress else True) as bar:
+        total = sum(len(s.steps) for s in scenarios)
+        with tqdm(total=total, unit="step", leave=False, disable=None if progress else True) as bar:
+            steps = StepLog(total, bar=bar)
             for current in scenarios:
                 bar.set_description(current.id)
-                r = run_scenario(cfg, current, bar)
+                r = run_scenario(cfg, current, steps)
                 writer.add(r, {"path": _saved_path(r.scenario.path, out_dir), "llm": r.totals.llm,
                                "processes": r.totals.processes, "memories": r.totals.memories})
             current = None

@@ -86,3 +86,14 @@ def test_bad_input_is_one_line_never_a_traceback(cli, tmp_path):
 
 def test_metrics_columns_are_the_documented_ones():
     assert set(DESIGN_COLUMNS) <= set(COLUMNS)
+
+
+def test_version_and_progress_lines_in_the_run_log(cli, tmp_path):
+    r = cli("--version")
+    assert r.returncode == 0 and r.stdout.startswith("mtsbench ")
+    out = tmp_path / "run"
+    r = cli("run", "scenarios=[milk_allergy]", "preload.memories=500", f"hydra.run.dir={out}")
+    assert r.returncode == 0, r.stderr
+    log = (out / "mtsbench.log").read_text()
+    assert "scenario milk_allergy: building the system, pre-loading 500 memories" in log
+    assert "scenario milk_allergy: built in" in log and "faiss.loader" not in log

@@ -34,8 +34,12 @@ several cores (faster, but the graph then varies run to run).
 
 from __future__ import annotations
 
-import faiss
-import numpy as np
+import logging
+
+logging.getLogger("faiss.loader").setLevel(logging.WARNING)     # not its CPU probing in every run's log
+
+import faiss  # noqa: E402
+import numpy as np  # noqa: E402
 
 from .index import ExactTier, IdMap, IndexWork
 
