@@ -13,32 +13,59 @@ from pathlib import Path
 
 import pandas as pd
 
-from .jobs import Job, find_jobs, pass_matrix, summary_table
-from .markdown import table, write_report
-from .plots import plot_pareto, plot_pass_matrix, plot_timelines
+from . import data, html
+from .jobs import Job, find_jobs
+from .markdown import table, tie_lines, with_intervals, write_report
+from .plots import plot_pareto, plot_pass_matrix
+from .seeds import Config, config_pass_matrix, config_table, configs
+from .sweepplots import plot_heatmaps, plot_llm_cost, plot_recall_curves
+from .timeplots import plot_beliefs, plot_timeline, plot_timeline_configs, plot_tiers
 
 COSTS = [("cost_per_turn", "total cost: memories scored per dialogue turn, every kind of search", "pareto_total.png"),
          ("scored", "memories scored per probe (mean)", "pareto_scored.png"),
          ("tokens", "LLM tokens per run (all steps)", "pareto_tokens.png")]
 TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "cost_per_turn",
                  "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
+INTERVAL_COLUMNS = ["pass_rate", "recall", "scored", "cost_per_turn", "tokens"]
+TIES = [("recall", "recall@k"), ("recall@1024t", "recall@1024t"), ("pass_rate", "pass rate")]
 
 
-def figures(jobs: list[Job], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
+def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
     """Draw every figure into ``out``; (title, path) of those drawn."""
     drawn: list[tuple[str, Path | None]] = []
-    if len(jobs) > 1:
+    if len(groups) > 1:
         for column, label, name in COSTS:
             drawn.append((f"Recall against {label}", plot_pareto(summary, column, label, out / name)))
-        drawn.append(("Pass matrix", plot_pass_matrix(pass_matrix(jobs), out / "pass_matrix.png")))
-    timelines = {j.label: t for j in jobs if (t := j.read_csv("timelines.csv")) is not None}
-    scenarios = list(dict.fromkeys(s for t in timelines.values() for s in t["scenario"]))
-    for s in scenarios:
-        drawn.append((f"Attention timelines: {s}", plot_timelines(timelines, s, out / f"timeline_{s}.png")))
+    drawn.append(("Evidence recall at k and at a context budget",
+                  plot_recall_curves(summary, out / "recall_curves.png")))
+    if len(groups) > 1:
+        drawn.append(("Two-dimensional sweep", plot_heatmaps(summary, out / "heatmaps.png")))
+    if len(jobs) > 1:
+        drawn.append(("Pass matrix", plot_pass_matrix(config_pass_matrix(jobs), out / "pass_matrix.png")))
+    drawn.append(("LLM cost per process", plot_llm_cost(groups, out / "llm_cost.png")))
+    drawn.append(("Tier occupancy over time", plot_tiers(groups, out / "tier_occupancy.png")))
+    drawn.append(("Belief over time", plot_beliefs(groups, out / "beliefs.png")))
+    drawn += _timeline_figures(groups, out)
     return [(title, path) for title, path in drawn if path is not None]
 
 
+def _timeline_figures(groups: list[Config], out: Path) -> list[tuple[str, Path | None]]:
+    """Per scenario: the reference configuration's timelines, and attention per configuration."""
+    if not groups:
+        return []
+    scenarios = list(dict.fromkeys(s for c in groups if (t := data.timelines(c.first)) is not None
+                                   for s in t["scenario"]))
+    drawn = []
+    for s in scenarios:
+        drawn.append((f"Attention timelines: {s}", plot_timeline(groups[0], s, out / f"timeline_{s}.png")))
+        if len(groups) > 1:
+            drawn.append((f"Attention per configuration: {s}",
+                          plot_timeline_configs(groups, s, out / f"timeline_{s}_configs.png")))
+    return drawn
+
+
 def figure_lines(drawn: list[tuple[str, Path]], out: Path) -> list[str]:
+    """The report's Figures section: a heading and an image link per figure."""
     lines = ["## Figures", ""]
     for title, path in drawn:
         lines += [f"### {title}", "", f"![{title}]({path.relative_to(out)})", ""]
@@ -46,39 +73,67 @@ def figure_lines(drawn: list[tuple[str, Path]], out: Path) -> list[str]:
 
 
 def write(src: Path, out: Path | None = None) -> Path:
-    """Write summary.csv, the figures and report.md of run or sweep directory ``src``
-    into ``out`` (default: ``src``); returns the report's path."""
+    """Write summary.csv, the figures, report.md and report.html of run or sweep directory
+    ``src`` into ``out`` (default: ``src``); returns the report's path."""
     src = Path(src)
     out = Path(out) if out is not None else src
     jobs = find_jobs(src)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summary_table(jobs)
+    groups = configs(jobs)
+    summary = config_table(jobs)
     summary.to_csv(out / "summary.csv", index=False)
-    drawn = figures(jobs, summary, out)
+    drawn = figures(jobs, groups, summary, out)
     if len(jobs) == 1 and jobs[0].ok and src.resolve() == out.resolve():
         job = jobs[0]
-        return write_report(out, pd.read_csv(job.dir / "metrics.csv"), job.summary, extra=figure_lines(drawn, out))
-    return _sweep_report(src, out, jobs, summary, drawn)
+        path = write_report(out, _metrics(job.dir / "metrics.csv"), job.summary, extra=figure_lines(drawn, out))
+    else:
+        path = _sweep_report(src, out, jobs, summary, drawn)
+    html.write(path, out / "report.html")
+    return path
+
+
+COUNTS = ["k", "scored", "tiers_searched", "index_queries", "arousal_scored", "llm_calls", "tokens", "prompt_tokens",
+          "completion_tokens", "llm_retries", "llm_failures"]
+
+
+def _metrics(path: Path) -> pd.DataFrame:
+    """metrics.csv with its count columns as integers (empty cells of rows without them,
+    such as the LLM accounting rows, turn them into floats on reading)."""
+    frame = pd.read_csv(path)
+    for column in COUNTS:
+        values = pd.to_numeric(frame[column], errors="coerce") if column in frame else None
+        if values is not None and (values.dropna() == values.dropna().round()).all():
+            frame[column] = values.astype("Int64")
+    return frame
 
 
 def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn) -> Path:
+    """report.md of a sweep: notes, summary with intervals, ties, failures, pass matrix, frontier, figures."""
     ok = [j for j in jobs if j.ok]
     failed = [j for j in jobs if not j.ok]
     notes = out / "notes.md"     # hand-written reading of the numbers, kept across regenerations
     lines = ["# mtsbench sweep report", ""]
     if notes.is_file():
         lines += [notes.read_text(encoding="utf-8").strip(), ""]
+    seeded = summary["seeds"].max() > 1 if "seeds" in summary and len(summary) else False
     lines += [f"{len(jobs)} jobs from `{src}`: {len(ok)} ran, {len(failed)} failed. Each row is one "
-             "configuration (the overrides that differ between jobs) on the same scenarios. Cost: memories "
+             "configuration (the overrides that differ between jobs) on the same scenarios"
+             + ("; jobs that differ only in `seed` are pooled into one row (`seeds`, `jobs`)" if seeded else "")
+             + ". Numbers in brackets are 95% bootstrap intervals over probes (over expectations for the pass "
+             "rate) and over seeds where several ran; intervals that overlap are a tie. Cost: memories "
              "scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
              "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
-             "## Summary", "", table(summary, TABLE_COLUMNS), ""]
+             "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]
+    ties = tie_lines(summary, TIES) if len(ok) > 1 else []
+    if ties:
+        lines += ["## Best configurations and ties", "",
+                  "A configuration whose 95% interval overlaps the best one's is tied with it.", "", *ties, ""]
     if failed:
         lines += ["## Failed jobs", "", table(summary[summary["status"] != "ok"], ["job", "config", "error"]), ""]
-    matrix = pass_matrix(jobs)
+    matrix = config_pass_matrix(jobs)
     if len(matrix.columns):
-        lines += ["## Pass matrix", "", "Expectations passed per scenario (passed/checks).", "",
+        lines += ["## Pass matrix", "", "Expectations passed per scenario (passed/checks, summed over seeds).", "",
                   table(matrix.reset_index(names="config"), ["config", *matrix.columns]), ""]
     front = _frontier_lines(summary)
     lines += front + figure_lines(drawn, out)
@@ -87,24 +142,32 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
     return path
 
 
-def _frontier_lines(summary: pd.DataFrame) -> list[str]:
-    from .plots import pareto_front
+def _columns(summary: pd.DataFrame, seeded: bool) -> list[str]:
+    """The summary table's columns: ``jobs`` and ``seeds`` instead of ``job`` when seeds pooled."""
+    columns = [c for c in TABLE_COLUMNS if c in summary]
+    return ["jobs", "seeds", *columns[1:]] if seeded else columns
 
-    t = summary[summary["status"] == "ok"].copy()
-    t["recall"] = pd.to_numeric(t["recall"], errors="coerce")
-    t["scored"] = pd.to_numeric(t["scored"], errors="coerce")
-    t = t.dropna(subset=["recall", "scored"])
+
+def _frontier_lines(summary: pd.DataFrame) -> list[str]:
+    """The frontier table: configurations no other beats on recall (pass rate breaking ties) and cost."""
+    from .plots import numeric, pareto_front
+
+    t = numeric(summary, "recall", "scored")
     if t.empty:
         return []
-    front = t[pareto_front(t["scored"].to_numpy(), t["recall"].to_numpy())].sort_values("scored")
+    tiebreak = pd.to_numeric(t["pass_rate"], errors="coerce").to_numpy()
+    front = t[pareto_front(t["scored"].to_numpy(), t["recall"].to_numpy(), tiebreak)].sort_values("scored")
     return ["## Pareto frontier (recall against memories scored)", "",
-            "Configurations that no other beats on both (higher recall, fewer memories scored):", "",
-            table(front, ["config", "recall", "scored", "pass_rate"]), ""]
+            "Configurations that no other beats on both (higher recall, the pass rate breaking ties in recall, "
+            "and fewer memories scored):", "",
+            table(with_intervals(front, INTERVAL_COLUMNS), ["config", "recall", "scored", "pass_rate"]), ""]
 
 
 def describe(path: Path) -> str:
     """A one-line account of what was written (for the command's output)."""
-    summary = pd.read_csv(path.parent / "summary.csv")
+    summary = pd.read_csv(path.parent / "summary.csv", dtype={"jobs": str})
+    n_jobs = sum(len(str(j).split()) for j in summary["jobs"]) if "jobs" in summary else len(summary)
     n_failed = int((summary["status"] != "ok").sum())
-    return f"{path} ({len(summary)} jobs, {n_failed} failed)" if len(summary) > 1 else str(path)
+    configs = f", {len(summary) - n_failed} configurations" if len(summary) < n_jobs else ""
+    return f"{path} ({n_jobs} jobs{configs}, {n_failed} failed) and report.html" if n_jobs > 1 else str(path)
 

@@ -7,6 +7,14 @@ from pathlib import Path
 import pandas as pd
 
 from .. import evidence
+from .intervals import bootstrap, fmt, overlap
+from .seeds import passed
+
+WHOLE = ("tokens", "llm_calls")
+INTERVAL_ROWS = [("pass rate", None), ("recall@k", "recall"), ("recall@5", "recall@5"), ("recall@10", "recall@10"),
+                 ("recall@25", "recall@25"), ("recall@50", "recall@50"), ("recall@256t", "recall@256t"),
+                 ("recall@512t", "recall@512t"), ("recall@1024t", "recall@1024t"), ("recall@2048t", "recall@2048t"),
+                 ("memories scored per probe", "scored")]
 
 
 def table(frame: pd.DataFrame, columns: list[str]) -> str:
@@ -78,7 +86,63 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     if len(probes):
         lines += ["## Probes", "", table(probes, ["scenario", "step", "k", "recall", "scored",
                                                   "tiers_searched", "llm_calls", "tokens"]), ""]
+    lines += interval_lines(frame)
     lines += extra or []
     path = out_dir / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def interval_lines(frame: pd.DataFrame) -> list[str]:
+    """A run's 'Intervals' section: each headline mean with its 95% bootstrap interval over
+    probes (over expectations for the pass rate); empty when there is nothing to count."""
+    probes = frame[frame["check"] == "probe"]
+    rows = []
+    for name, column in INTERVAL_ROWS:
+        if column is not None and column not in probes:
+            continue
+        values = pd.Series(passed(frame)) if column is None else pd.to_numeric(probes[column], errors="coerce")
+        if values.dropna().empty:
+            continue
+        mean, lo, hi = bootstrap([values.to_numpy(dtype=float)])
+        rows.append({"measure": name, "n": int(values.notna().sum()), "mean [95% interval]": fmt(mean, lo, hi)})
+    if not rows:
+        return []
+    return ["## Intervals", "", "Means with 95% bootstrap intervals over probes (over expectations for the pass "
+            "rate); `n` = how many were counted. How they are computed: README, *Seeds and intervals*.", "",
+            table(pd.DataFrame(rows), ["measure", "n", "mean [95% interval]"]), ""]
+
+
+def with_intervals(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame`` with each of ``columns`` that has ``_lo``/``_hi`` shown as 'mean [lo, hi]'.
+
+    >>> frame = pd.DataFrame({"recall": [0.5], "recall_lo": [0.4], "recall_hi": [0.6]})
+    >>> with_intervals(frame, ["recall"])["recall"].tolist()
+    ['0.500 [0.400, 0.600]']
+    """
+    shown = frame.copy()
+    for c in columns:
+        if c in shown and f"{c}_lo" in shown:
+            digits = 3 if c in ("recall", "pass_rate") or c.startswith("recall@") else 0 if c in WHOLE else 1
+            shown[c] = [fmt(m, lo, hi, digits) if pd.notna(m) else "" for m, lo, hi in
+                        zip(pd.to_numeric(shown[c], errors="coerce"), shown[f"{c}_lo"], shown[f"{c}_hi"])]
+    return shown
+
+
+def tie_lines(summary: pd.DataFrame, measures: list[tuple[str, str]]) -> list[str]:
+    """For each (column, name): the best configuration and those tied with it (their 95%
+    intervals overlap the best's), one bullet each."""
+    t = summary[summary["status"] == "ok"]
+    lines = []
+    for column, name in measures:
+        if column not in t or f"{column}_lo" not in t or pd.to_numeric(t[column], errors="coerce").isna().all():
+            continue
+        v = t.assign(_m=pd.to_numeric(t[column], errors="coerce")).dropna(subset=["_m"])
+        best = v.loc[v["_m"].idxmax()]
+        tied = [r["config"] for _, r in v.iterrows() if r["config"] != best["config"]
+                and overlap((r[f"{column}_lo"], r[f"{column}_hi"]), (best[f"{column}_lo"], best[f"{column}_hi"]))]
+        ties = (f"; tied with it (intervals overlap): {', '.join(f'`{c}`' for c in tied)}" if tied
+                else "; no other configuration's interval overlaps it")
+        lines.append(f"- **{name}**: best `{best['config']}` "
+                     f"{fmt(best['_m'], best[f'{column}_lo'], best[f'{column}_hi'])}{ties}.")
+    return lines

@@ -1,11 +1,14 @@
 """Figures of a run or sweep, drawn from result tables only (matplotlib, Agg backend).
 
-- ``plot_pareto``: recall against a cost, one point per configuration, the Pareto
-  frontier (configurations no other beats on both: higher recall and lower cost) joined
-  and marked, as ann-benchmarks draws its recall/queries-per-second plots.
+- ``plot_pareto``: recall against a cost, one point per configuration with its 95%
+  intervals as error bars, the Pareto frontier (configurations no other beats on both:
+  higher recall, the pass rate breaking ties, and lower cost) joined and marked, as
+  ann-benchmarks draws its recall/queries-per-second plots; labels never overlap
+  (``labels``). Cost axes start at 0.
 - ``plot_pass_matrix``: configuration x scenario, the share of expectations passed.
-- ``plot_timelines``: the attention (long + short) of the memories a scenario's
-  expectations name, over simulated days, one line per configuration.
+
+Time figures are in ``timeplots``, the sweep's curves, heatmaps and LLM cost in
+``sweepplots``.
 """
 
 from __future__ import annotations
@@ -19,21 +22,27 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..units import DAY  # noqa: E402
+from .labels import label_points  # noqa: E402
 
 
-def pareto_front(cost: np.ndarray, recall: np.ndarray) -> np.ndarray:
-    """Mask of the points no other point dominates: none has cost <= and recall >= with
-    one of them strict. Equal points are all on the frontier.
+def pareto_front(cost, recall, tiebreak=None) -> np.ndarray:
+    """Mask of the points no other point dominates: none has cost <= and quality >= with
+    one of them strict, quality being recall and, where recall ties, ``tiebreak`` (the pass
+    rate). Equal points are all on the frontier.
 
     >>> pareto_front(np.array([1.0, 2.0, 3.0, 2.0]), np.array([0.5, 0.9, 0.9, 0.4])).tolist()
     [True, True, False, False]
+    >>> pareto_front([1.0, 2.0], [0.5, 0.5], tiebreak=[0.4, 0.9]).tolist()
+    [True, True]
     """
     cost, recall = np.asarray(cost, dtype=float), np.asarray(recall, dtype=float)
+    second = np.zeros_like(recall) if tiebreak is None else np.nan_to_num(np.asarray(tiebreak, dtype=float), nan=-1.0)
     le = cost[None, :] <= cost[:, None]          # [i, j]: j costs no more than i
-    ge = recall[None, :] >= recall[:, None]      # [i, j]: j recalls at least as much as i
-    strict = (cost[None, :] < cost[:, None]) | (recall[None, :] > recall[:, None])
-    return ~(le & ge & strict).any(axis=1)
+    tie = recall[None, :] == recall[:, None]
+    better = (recall[None, :] > recall[:, None]) | (tie & (second[None, :] > second[:, None]))
+    same = tie & (second[None, :] == second[:, None])
+    strict = (cost[None, :] < cost[:, None]) | better
+    return ~(le & (better | same) & strict).any(axis=1)
 
 
 def short_labels(labels: list[str]) -> tuple[list[str], str]:
@@ -52,44 +61,64 @@ def short_labels(labels: list[str]) -> tuple[list[str], str]:
     return [", ".join(kv[1] for kv in parts) for parts in split], ", ".join(next(iter(keys)))
 
 
-def _names(names: pd.Series, most: int = 4) -> str:
-    """Labels of coincident points, one a line, at most ``most`` of them."""
-    names = list(names)
-    return "\n".join(names[:most] + ([f"(+{len(names) - most} more)"] if len(names) > most else []))
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+def save(fig, path: Path) -> Path:
+    """Write ``fig`` as a PNG (tight box, fast compression), close it, return ``path``."""
+    fig.savefig(path, dpi=100, bbox_inches="tight", pil_kwargs={"compress_level": 3})   # fast, a little larger
     plt.close(fig)
     return path
 
 
+def color(n: int, count: int):
+    """The n-th of ``count`` line colours: tab10's strong ones up to 10 lines, then tab20."""
+    return plt.cm.tab10(n % 10) if count <= 10 else plt.cm.tab20(n % 20)
+
+
+def numeric(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """``frame``'s finished rows with ``columns`` as numbers, rows missing any dropped."""
+    t = frame[frame["status"] == "ok"].copy()
+    for c in columns:
+        t[c] = pd.to_numeric(t[c], errors="coerce") if c in t else np.nan
+    return t.dropna(subset=list(columns))
+
+
+def errors(t: pd.DataFrame, column: str) -> np.ndarray | None:
+    """[below, above] error-bar lengths of ``column`` from its ``_lo``/``_hi`` columns."""
+    if f"{column}_lo" not in t or t[f"{column}_lo"].isna().all():
+        return None
+    lo = pd.to_numeric(t[f"{column}_lo"], errors="coerce").fillna(t[column])
+    hi = pd.to_numeric(t[f"{column}_hi"], errors="coerce").fillna(t[column])
+    return np.vstack([(t[column] - lo).clip(lower=0), (hi - t[column]).clip(lower=0)])
+
+
 def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> Path | None:
-    """Recall against ``cost`` for the configurations with both numbers; None if none has."""
-    t = table[table["status"] == "ok"].copy()
-    t["recall"] = pd.to_numeric(t["recall"], errors="coerce")
-    t[cost] = pd.to_numeric(t[cost], errors="coerce")
-    t = t.dropna(subset=["recall", cost])
+    """Recall against ``cost`` for the configurations with both numbers, 95% intervals as
+    error bars, the frontier (pass rate breaking recall ties) joined; None if none has both."""
+    t = numeric(table, "recall", cost)
     if t.empty:
         return None
-    front = pareto_front(t[cost].to_numpy(), t["recall"].to_numpy())
-    fig, ax = plt.subplots(figsize=(7.5, 5))
-    ax.scatter(t[cost][~front], t["recall"][~front], color="0.6", label="dominated", zorder=2)
+    pass_rate = pd.to_numeric(t.get("pass_rate"), errors="coerce") if "pass_rate" in t else None
+    front = pareto_front(t[cost].to_numpy(), t["recall"].to_numpy(),
+                         None if pass_rate is None else pass_rate.to_numpy())
+    fig, ax = plt.subplots(figsize=(8, 5.2))
+    ax.errorbar(t[cost], t["recall"], xerr=errors(t, cost), yerr=errors(t, "recall"), fmt="none", ecolor="0.7",
+                elinewidth=0.8, capsize=2, zorder=1)
+    ax.scatter(t[cost][~front], t["recall"][~front], color="0.55", s=22, label="dominated", zorder=2)
     f = t[front].sort_values([cost, "recall"], ascending=[True, False])
-    ax.plot(f[cost], f["recall"], "-o", color="tab:red", drawstyle="steps-post", label="Pareto frontier", zorder=3)
-    t["name"], keys = short_labels(t["config"].astype(str).tolist())
-    for (x, y), same in t.groupby([cost, "recall"], sort=False):   # coincident points share one label
-        ax.annotate(_names(same["name"]), (x, y), textcoords="offset points", xytext=(5, -3), fontsize=7,
-                    va="top")
-    ax.set_xlabel(cost_label + (f"    [points: {keys}]" if keys else ""))
-    ax.set_ylabel("mean recall@k")
-    ax.set_ylim(-0.05, 1.08)
+    ax.plot(f[cost], f["recall"], "-o", color="tab:red", ms=5, drawstyle="steps-post", label="frontier", zorder=3)
+    ax.set_xlim(left=0, right=max(float(t[cost].max()), 1.0) * 1.08)
+    low = float(np.nanmin(pd.to_numeric(t.get("recall_lo", t["recall"]), errors="coerce").fillna(t["recall"])))
+    ax.set_ylim(max(-0.03, min(low, float(t["recall"].min())) - 0.08), 1.04)
     ax.grid(alpha=0.3)
-    ax.margins(x=0.2)
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.13), ncol=2, fontsize=8, frameon=False)
-    ax.set_title(f"Recall against {cost_label.split(' (')[0]} ({len(t)} configurations)", fontsize=10)
-    return _save(fig, path)
+    names, keys = short_labels(t["config"].astype(str).tolist())
+    t["name"] = names
+    order = np.argsort(~front, kind="stable")            # frontier labels placed first
+    label_points(ax, t[cost].to_numpy()[order], t["recall"].to_numpy()[order], t["name"].to_numpy()[order])
+    ax.set_xlabel(cost_label + (f"    [labels: {keys}]" if keys else ""))
+    ax.set_ylabel("mean recall@k (95% interval)")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=2, fontsize=8, frameon=False)
+    ax.set_title(f"Recall against {cost_label.split(' (')[0]} ({len(t)} configurations; frontier: "
+                 "recall, then pass rate)", fontsize=10)
+    return save(fig, path)
 
 
 def plot_pass_matrix(matrix: pd.DataFrame, path: Path) -> Path | None:
@@ -107,7 +136,7 @@ def plot_pass_matrix(matrix: pd.DataFrame, path: Path) -> Path | None:
     ax.set_xticks(range(len(matrix.columns)), matrix.columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(matrix)), matrix.index, fontsize=8)
     ax.set_title("Expectations passed (configuration x scenario)")
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _share(cell: str) -> float:
@@ -121,25 +150,3 @@ def _share(cell: str) -> float:
         return int(p) / int(c) if int(c) else np.nan
     except (ValueError, AttributeError):
         return np.nan
-
-
-def plot_timelines(timelines: dict[str, pd.DataFrame], scenario: str, path: Path) -> Path | None:
-    """Attention of each named memory of ``scenario`` over days; a line per configuration
-    (``timelines``: config label -> its timelines.csv rows)."""
-    parts = {name: t[t["scenario"] == scenario] for name, t in timelines.items()}
-    parts = {name: t for name, t in parts.items() if len(t)}
-    if not parts:
-        return None
-    memories = list(dict.fromkeys(m for t in parts.values() for m in t["memory"]))
-    fig, axes = plt.subplots(len(memories), 1, figsize=(10, 2.3 * len(memories) + 0.6), sharex=True, squeeze=False)
-    for ax, memory in zip(axes[:, 0], memories):
-        for name, t in parts.items():
-            m = t[t["memory"] == memory]
-            ax.plot(m["t"] / DAY, m["long"] + m["short"], label=name, lw=1.2)
-        ax.set_ylabel("attention")
-        ax.set_title(f"memory of step '{memory}'", fontsize=9, loc="left")
-        ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("simulated day")
-    axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.suptitle(f"{scenario}: attention of the memories its expectations name", fontsize=10)
-    return _save(fig, path)

@@ -1,0 +1,91 @@
+"""The report's building blocks: the seeded bootstrap, ties, the frontier's tie-break,
+labels that do not overlap, and the HTML conversion."""
+
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from mtsbench.report import html  # noqa: E402
+from mtsbench.report.intervals import bootstrap, config_label, overlap  # noqa: E402
+from mtsbench.report.labels import label_points, place  # noqa: E402
+from mtsbench.report.plots import pareto_front  # noqa: E402
+
+
+def test_bootstrap_is_seeded_and_covers_the_mean():
+    rng = np.random.default_rng(7)
+    values = rng.binomial(1, 0.6, 200).astype(float)
+    first, second = bootstrap([values]), bootstrap([values])
+    assert first == second
+    mean, lo, hi = first
+    assert mean == pytest.approx(values.mean()) and lo < mean < hi
+    assert 0.08 < hi - lo < 0.18          # about 2 x 1.96 x sqrt(p(1-p)/n) = 0.136
+    assert bootstrap([values], seed=1) != first     # the seed, not chance, makes it repeatable
+
+
+def test_seeds_widen_the_interval_and_nan_is_left_out():
+    same = bootstrap([[0.5, 0.6, 0.7]] * 3)
+    apart = bootstrap([[0.1, 0.2, 0.3], [0.5, 0.6, 0.7], [0.9, 1.0, 0.8]])
+    assert apart[2] - apart[1] > same[2] - same[1]
+    assert bootstrap([[1.0, np.nan, 0.0]])[0] == 0.5
+    assert all(np.isnan(bootstrap([[np.nan], []])))
+
+
+def test_overlapping_intervals_are_a_tie_and_seed_is_not_a_configuration():
+    assert overlap((0.6, 0.8), (0.7, 0.9)) and not overlap((0.1, 0.2), (0.21, 0.3))
+    assert config_label("seed=3 preset=mts") == config_label("preset=mts seed=0") == "preset=mts"
+
+
+def test_frontier_breaks_recall_ties_by_pass_rate():
+    cost = np.array([1.0, 2.0, 3.0, 3.0])
+    recall = np.array([1.0, 1.0, 1.0, 0.9])
+    assert pareto_front(cost, recall).tolist() == [True, False, False, False]
+    assert pareto_front(cost, recall, tiebreak=[0.5, 0.8, 0.8, 1.0]).tolist() == [True, True, False, False]
+
+
+def _boxes(fig, artists):
+    renderer = fig.canvas.get_renderer()
+    return [a.get_window_extent(renderer) for a in artists]
+
+
+def test_labels_do_not_overlap_each_other_or_the_axes_edge():
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = np.array([1.0, 1.05, 1.1, 1.1, 1.15, 3.0, 3.02, 5.0])
+    ys = np.array([0.5, 0.5, 0.52, 0.52, 0.49, 0.8, 0.8, 0.2])
+    ax.scatter(xs, ys)
+    ax.set_xlim(0, 6)
+    ax.set_ylim(0, 1)
+    placed, fit = place(ax, list(zip(xs, ys)), [f"config number {i}" for i in range(len(xs))])
+    assert fit
+    boxes = _boxes(fig, placed)
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+    frame = ax.get_window_extent(fig.canvas.get_renderer())
+    assert all(frame.contains(b.x0, b.y0) and frame.contains(b.x1, b.y1) for b in boxes)
+    plt.close(fig)
+
+
+def test_crowded_points_get_numbers_and_a_legend_table():
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs, ys = np.linspace(1, 2, 30), np.full(30, 0.5)
+    ax.set_xlim(0, 3)
+    ax.set_ylim(0, 1)
+    names = [f"ablate=mechanism_{i}" for i in range(30)]
+    placed = label_points(ax, xs, ys, names)
+    texts = [a.get_text() for a in placed]
+    assert all(t.replace(",", "").isdigit() for t in texts)
+    legend = "\n".join(t.get_text() for t in ax.texts if "ablate=" in t.get_text())
+    assert all(n in legend for n in names)
+    plt.close(fig)
+
+
+def test_html_conversion_tables_images_and_escaping(tmp_path):
+    (tmp_path / "a.png").write_bytes(b"\x89PNG fake")
+    body = html.convert("# T\n\nsome `x<y` text\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n![fig](a.png)\n\n- one\n- two\n",
+                        tmp_path)
+    assert "<h1>T</h1>" in body and "<code>x&lt;y</code>" in body
+    assert '<table class="sortable">' in body and "<td>2</td>" in body
+    assert 'src="data:image/png;base64,iVBORyBmYWtl"' in body and "<li>two</li>" in body
