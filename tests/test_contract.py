@@ -62,6 +62,8 @@ def backend_overrides(group, option, tmp_path, stack) -> list[str]:
     live = [f"llm.base_url={server.url}", "llm.model=any"]
     if option == "openai":
         return live
+    if option == "local":                  # attach to the fake server: no runtime, nothing started
+        return [f"llm.server_url={server.url}"]
     cassette = tmp_path / "cassette.jsonl"
     cfg, choices = compose(["llm=openai", *live, f"llm.record={cassette}", SCENARIO])
     check_component("llm", instantiate(cfg.llm))

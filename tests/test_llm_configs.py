@@ -11,7 +11,7 @@ from mtsbench.llm.testing import FakeOpenAI
 
 
 def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
-    assert groups()["llm"] == ["mock", "openai", "replay"]
+    assert groups()["llm"] == ["local", "mock", "openai", "replay"]
     cassette = tmp_path / "c.jsonl"
     with FakeOpenAI() as server:
         cfg, _ = compose(["llm=openai", f"llm.base_url={server.url}", "llm.model=fake", f"llm.record={cassette}",
