@@ -413,22 +413,10 @@ class LocalLLM:
     def infer(self, info, context: Sequence[str]):
         return self._chat().infer(info, context)
 
-    def __getattr__(self, name: str):
-        """Any other task of the chat backends (one added later included) is theirs too; the
-        server still starts only when the task is called."""
-        from .chat import ChatLLM
-
-        if name.startswith("_") or not callable(getattr(ChatLLM, name, None)):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-        def task(*args, **kwargs):
-            return getattr(self._chat(), name)(*args, **kwargs)
-
-        task.__name__ = name
-        return task
+    def same_event(self, event, new, language: str = "en"):
+        return self._chat().same_event(event, new, language)
 
 
-# -- the server child: python -m mtsbench.llm.local serve ... ------------------------------------
 def serve(model: str, port: int, threads: int, ctx_size: int, log: str | None = None) -> None:
     """Serve ``model`` on 127.0.0.1:``port`` until stdin closes (the parent stopped or died);
     then remove ``log`` (a parent killed with SIGKILL cannot)."""

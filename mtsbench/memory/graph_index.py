@@ -149,7 +149,7 @@ class SharedGraphIndex:
         self.tiers: list[ExactTier | GraphTierView] = [ExactTier(dim) for _ in range(n_tiers)]
         self.graph_ = None
         self.gid_ = IdMap(np.int64, -1)           # memory id -> graph id of its current vector, -1: none
-        self.mem_ = np.zeros(0, dtype=np.int64)   # graph id -> memory id
+        self.mem_ = IdMap(np.int64, -1)           # graph id -> memory id
         self.in_tier_ = IdMap(np.int8, 0)         # memory id -> 1 + its graph tier, 0: not in a graph tier
         self.bitmaps_: list[Bitmap | None] = [None] * n_tiers
         self.any_graph_ = Bitmap()                # union of the graph tiers' bitmaps
@@ -196,7 +196,7 @@ class SharedGraphIndex:
                 faiss.omp_set_num_threads(1)
             gids[new] = np.arange(start, start + len(vecs))
             self.gid_[ids[new]] = gids[new]
-            self.mem_ = np.concatenate([self.mem_, ids[new]])
+            self.mem_[gids[new]] = ids[new]        # grown by doubling: no copy of the map per insert
             self.work_.inserts += len(vecs)
         return gids
 
@@ -208,20 +208,19 @@ class SharedGraphIndex:
         self.tiers[tier].size += len(ids)
 
     def _leave(self, tier: int, ids: np.ndarray) -> None:
-        gids = self.gid_[ids]
-        self.bitmaps_[tier].clear(gids)
-        self.any_graph_.clear(gids)
-        self.in_tier_[ids] = 0
+        self._unselect(tier, ids)
         self.tiers[tier].size -= len(ids)
         if self.tiers[tier].size <= self.graph_above() // 2:     # small again: back to an exact scan
             members = self.tiers[tier].members()
-            self._leave_quietly(tier, members)
             exact = ExactTier(self.dim)
             exact.add(members, self._vectors(members))
+            self._unselect(tier, members)
             self.tiers[tier], self.bitmaps_[tier] = exact, None
 
-    def _leave_quietly(self, tier: int, ids: np.ndarray) -> None:
+    def _unselect(self, tier: int, ids: np.ndarray) -> None:
+        """Clear ``ids``' bits in their graph tier's bitmap and the union's (the graph keeps them)."""
         gids = self.gid_[ids]
+        self.bitmaps_[tier].clear(gids)
         self.any_graph_.clear(gids)
         self.in_tier_[ids] = 0
 
