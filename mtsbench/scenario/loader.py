@@ -51,50 +51,39 @@ recall is reported under, e.g. ``multi-hop``), ``abstain: true`` (the memory doe
 the answer: an adversarial or abstention question, reported but kept out of recall) and
 ``expect.recall_sessions`` (``{SESSION: [STEP...]}``: a session counts as found when any
 of its steps is among the top k; session recall@k is the share found).
+
+How: the file's structure -- every mapping's keys (unknown ones with a did-you-mean), types,
+ranges, required fields, one kind per step, the keys each kind takes -- is validated by the
+pydantic models of ``mtsbench.scenario.schema_models`` (``mtsbench schema`` prints their JSON
+Schema), whose errors are worded here in the one-line format. The rules that need more than
+one value are this module's own, checked step by step on the validated models: the id
+against the file's name, unique step ids, ``at`` against ``start`` and the steps before
+(order, idles, the 100 years), references to earlier steps, ``abstain`` with ``recall``.
+Only the first problem is reported, the first in the file: the steps before a malformed
+step are checked across first, and a step's own structure comes before its time and
+references. ``null`` means "not given" wherever the JSON Schema allows it (``tags``,
+``facts``, ``salience``, a fact's ``belief``, ...); a list key must be a list or null.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 
 from ..errors import ScenarioError
-from .model import (CHECK_NAMES, OBSERVED_KINDS, STEP_KINDS, TEXT_KINDS, BeliefCheck, ConjectureCheck,
-                    EventCountCheck, EventExpect, EventTag, Expect, Fact, Hints, Impression, Range,
-                    Scenario, Step, StepAttentionCheck, TierCheck)
-from .times import MAX_DAYS, MAX_SECONDS, format_at, parse_at, parse_duration
+from . import schema_models as sm
+from . import schema_parts as sp
+from .model import (TEXT_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventTag, Expect, Fact,
+                    Hints, Impression, Range, Scenario, Step, StepAttentionCheck, TierCheck)
+from .schema_base import first_problem
+from .schema_types import LANGUAGES, MAX_K, STEP_ID, brief, join_words
+from .times import MAX_DAYS, MAX_SECONDS, format_at, parse_at
 
-SCENARIO_ID = re.compile(r"[a-z0-9_]+")
-STEP_ID = re.compile(r"[A-Za-z0-9_.:\-]+")
-LANGUAGES = ("en", "zh")
-MAX_K = 10_000                      # the largest expect.k (module docstring)
-LAST_START = datetime(9899, 12, 31, 23, 59, 59)   # start + 100 years must still be a datetime
-TOP_KEYS = ("id", "title", "language", "start", "tags", "steps")
-TOP_REQUIRED = ("id", "title", "language", "start", "steps")
-STEP_KEYS = ("id", "at", *STEP_KINDS, "motivation", "category", "abstain", "hints", "expect")
-HINT_KEYS = ("salience", "facts", "event", "infer")
-EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions")
-CHECK_FIELDS = {  # allowed keys, required keys
-    "belief": (("key", "value", "min", "max"), ("key",)),
-    "conjecture": (("key", "present"), ("key",)),
-    "attention": (("step", "min", "max"), ("step",)),
-    "tier": (("step", "max"), ("step", "max")),
-    "event_count": (("category", "equals"), ("category", "equals")),
-}
-
-
-def brief(value) -> str:
-    """``repr`` cut at 40 characters, as error messages quote offending values.
-
-    >>> brief("x" * 50)
-    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx..."
-    """
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+__all__ = ["LANGUAGES", "MAX_K", "STEP_ID", "ScenarioError", "brief", "load_scenario", "read_text"]
 
 
 def read_text(path: Path, shown: str, error: type[Exception], expected: str, folder_expected: str | None = None) -> str:
@@ -112,243 +101,48 @@ def read_text(path: Path, shown: str, error: type[Exception], expected: str, fol
         raise error(f"{shown}: cannot read the file ({e.strerror or type(e).__name__})") from None
 
 
-def _kinds(kinds, conj: str = "and") -> str:
-    kinds = list(kinds)
-    return f"{', '.join(kinds[:-1])} {conj} {kinds[-1]}" if len(kinds) > 1 else kinds[0]
+class _Problem(Exception):
+    """A problem in the step being read: FIELD and WHAT WAS EXPECTED (the step is named by the caller)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(field, message)
+        self.field, self.message = field, message
+        self.steps: list = []      # the steps read before this one (set by ``_steps``)
 
 
-def _on(kind: str) -> str:
-    return f"not on {'an' if kind[0] in 'aeiou' else 'a'} '{kind}' step"
-
-
-class _Where:
-    """A place in the file (the file, or one step of it) that makes errors."""
-
-    def __init__(self, path: str, step: str | None = None):
-        self.path, self.step = path, step
-
-    def fail(self, field: str, message: str) -> ScenarioError:
-        place = f"{self.path}: {self.step}: " if self.step else f"{self.path}: "
-        return ScenarioError(place + (f"{field}: {message}" if field else message))
-
-
-def _sub(field: str, key) -> str:
-    return f"{field}.{key}" if field else str(key)
-
-
-def _mapping(w: _Where, field: str, value, allowed, required=(), what: str = "a mapping") -> dict:
-    if not isinstance(value, dict):
-        raise w.fail(field, f"expected {what}, got {brief(value)}")
-    for key in value:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), list(allowed), n=1)
-            tip = f"; did you mean '{close[0]}'?" if close else f" (expected one of {', '.join(allowed)})"
-            raise w.fail(_sub(field, key), f"'{key}' is not a known key{tip}")
-    for key in required:
-        if value.get(key) is None:
-            raise w.fail(_sub(field, key), "missing (required)")
-    return value
-
-
-def _number(w, field, value, lo=None, hi=None) -> float:
-    if lo is not None and hi is not None:
-        want = f"a number from {lo:g} to {hi:g}"
-    else:
-        want = "a number" if lo is None else f"a number >= {lo:g}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise w.fail(field, f"expected {want}, got {brief(value)}")
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise w.fail(field, f"expected {want}, got {value!r}")
-    return float(value)
-
-
-def _int(w, field, value, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-        want = f"an integer >= {lo}" if hi is None else f"an integer from {lo} to {hi:,}"
-        raise w.fail(field, f"expected {want}, got {brief(value)}")
-    return value
-
-
-def _text(w, field, value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise w.fail(field, f"expected non-empty text, got {brief(value)}")
-    return value
-
-
-def _optional_text(w, field, value) -> str:
-    """A key or category that may be left out: "" (keyless: identity by memory search)."""
-    return "" if value is None else _text(w, field, value)
-
-
-def _bool(w, field, value) -> bool:
-    if not isinstance(value, bool):
-        raise w.fail(field, f"expected true or false, got {brief(value)}")
-    return value
-
-
-def _scalar(w, field, value):
-    if isinstance(value, (str, int, float, bool)):
-        return value
-    raise w.fail(field, f"expected text, a number or true/false, got {brief(value)}")
-
-
-def _duration(w, field, value) -> float:
-    try:
-        seconds = parse_duration(value)
-    except ValueError as e:
-        raise w.fail(field, str(e)) from None
-    if seconds <= 0:
-        raise w.fail(field, f"expected a positive duration, got {brief(value)}")
-    return seconds
-
-
-def _list(w, field, value, what: str = "a list") -> list:
-    if not isinstance(value, list):
-        raise w.fail(field, f"expected {what}, got {brief(value)}")
-    return value
-
-
-def _range(w, field, raw: dict, lo=None, hi=None) -> Range:
-    low = None if raw.get("min") is None else _number(w, _sub(field, "min"), raw["min"], lo, hi)
-    high = None if raw.get("max") is None else _number(w, _sub(field, "max"), raw["max"], lo, hi)
-    if low is not None and high is not None and low > high:
-        raise w.fail(field, f"expected min <= max, got min {low:g} above max {high:g}")
-    return Range(low, high)
+def _line(shown: str, step: str | None, field: str, message: str) -> ScenarioError:
+    """The one-line error: ``PATH: [step INDEX (ID): ][FIELD: ]MESSAGE``."""
+    place = f"{shown}: {step}: " if step else f"{shown}: "
+    return ScenarioError(place + (f"{field}: {message}" if field else message))
 
 
 class _Refs:
-    """Step ids seen from the step being read: its own, earlier ones (with their kind), later ones.
+    """Step ids seen from the step being read (``current``, at ``index``): earlier ones (with
+    their kind) and, to word an error only, every step's id (a set of the later ones per step
+    would be quadratic)."""
 
-    ``later`` is a list of every step's id and the index of the current one; the later ids
-    are looked at only to word an error (a set of them per step would be quadratic).
-    """
+    def __init__(self, ids: list):
+        self.ids, self.earlier, self.current, self.index = ids, {}, "", 0
 
-    def __init__(self, current: str, earlier: dict[str, str], later: tuple[list, int]):
-        self.current, self.earlier, self.later = current, earlier, later
-
-    def one(self, w, field, ref) -> str:
-        if isinstance(ref, int) and not isinstance(ref, bool):
-            ref = str(ref)
-        ref = _text(w, field, ref)
-        if ref not in self.earlier:
+    def one(self, field: str, ref) -> str:
+        """``ref`` (text or an integer, as validated) as the id of an earlier step that leaves a memory."""
+        ref = str(ref)
+        kind = self.earlier.get(ref)
+        if kind is None:
             if ref == self.current:
-                raise w.fail(field, f"refers to this step '{ref}' itself; expected an earlier step")
-            ids, index = self.later
-            if ref in ids[index + 1:]:
-                raise w.fail(field, f"refers to step '{ref}' that comes later; expected an earlier step")
+                raise _Problem(field, f"refers to this step '{ref}' itself; expected an earlier step")
+            if ref in self.ids[self.index + 1:]:
+                raise _Problem(field, f"refers to step '{ref}' that comes later; expected an earlier step")
             close = difflib.get_close_matches(ref, list(self.earlier), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
-            raise w.fail(field, f"refers to unknown step '{ref}'{tip}")
-        if self.earlier[ref] not in TEXT_KINDS:
-            kind = self.earlier[ref]
-            raise w.fail(field, f"refers to step '{ref}', {'an' if kind == 'idle' else 'a'} {kind} step that "
-                                f"leaves no memory; expected a {_kinds(TEXT_KINDS, 'or')} step")
+            raise _Problem(field, f"refers to unknown step '{ref}'{tip}")
+        if kind not in TEXT_KINDS:
+            raise _Problem(field, f"refers to step '{ref}', {'an' if kind == 'idle' else 'a'} {kind} step that "
+                                  f"leaves no memory; expected a {join_words(TEXT_KINDS, 'or')} step")
         return ref
 
-    def many(self, w, field, value) -> tuple[str, ...]:
-        items = _list(w, field, value, "a list of step ids such as [allergy]")
-        return tuple(self.one(w, f"{field}[{i}]" if len(items) > 1 else field, r) for i, r in enumerate(items))
-
-
-def _hints(w: _Where, raw) -> Hints:
-    raw = _mapping(w, "hints", raw, HINT_KEYS)
-    salience = None if raw.get("salience") is None else _number(w, "hints.salience", raw["salience"], 0, 10)
-    facts = []
-    for i, f in enumerate(_list(w, "hints.facts", raw.get("facts") or [], "a list of {key, text, value}")):
-        name = f"hints.facts[{i}]"
-        f = _mapping(w, name, f, ("key", "text", "value", "belief"), ("text", "value"),
-                     "a mapping {key?, text, value, belief?}")
-        belief = 0.7 if f.get("belief") is None else _number(w, name + ".belief", f["belief"], 0, 1)
-        facts.append(Fact(key=_optional_text(w, name + ".key", f.get("key")), text=_text(w, name + ".text", f["text"]),
-                          value=_scalar(w, name + ".value", f["value"]), belief=belief))
-    event = None
-    if raw.get("event") is not None:
-        e = _mapping(w, "hints.event", raw["event"], ("category", "text", "valid"), (),
-                     "a mapping {category?, text?, valid?}")
-        event = EventTag(_optional_text(w, "hints.event.category", e.get("category")),
-                         None if e.get("text") is None else _text(w, "hints.event.text", e["text"]),
-                         None if e.get("valid") is None else _duration(w, "hints.event.valid", e["valid"]))
-    infer = []
-    for i, f in enumerate(_list(w, "hints.infer", raw.get("infer") or [], "a list of {key, text, belief, ttl}")):
-        name = f"hints.infer[{i}]"
-        f = _mapping(w, name, f, ("key", "text", "belief", "ttl"), ("text", "belief", "ttl"),
-                     "a mapping {key?, text, belief, ttl}")
-        infer.append(Impression(_optional_text(w, name + ".key", f.get("key")), _text(w, name + ".text", f["text"]),
-                                _number(w, name + ".belief", f["belief"], 0, 1), _duration(w, name + ".ttl", f["ttl"])))
-    return Hints(salience, tuple(facts), event, tuple(infer))
-
-
-def _expect(w: _Where, raw, kind: str, refs: _Refs) -> Expect:
-    raw = _mapping(w, "expect", raw, EXPECT_KEYS)
-    for key in raw:
-        if key in ("recall", "absent", "k", "recall_sessions") and kind != "probe":
-            raise w.fail(f"expect.{key}", f"only allowed on probe steps, {_on(kind)}")
-        if key in ("attention", "event") and kind not in OBSERVED_KINDS:
-            raise w.fail(f"expect.{key}", f"only allowed on {_kinds(OBSERVED_KINDS)} steps, {_on(kind)}")
-    attention = None
-    if raw.get("attention") is not None:
-        a = _mapping(w, "expect.attention", raw["attention"], ("min", "max"), (), "a mapping {min?, max?}")
-        attention = _range(w, "expect.attention", a, 0, 10)
-    event = None
-    if raw.get("event") is not None:
-        e = _mapping(w, "expect.event", raw["event"], ("same_as", "new"), (), "{same_as: STEP} or {new: true}")
-        if "same_as" in e and "new" in e:
-            raise w.fail("expect.event", "give either 'same_as: STEP' or 'new: true', not both")
-        if "same_as" in e:
-            event = EventExpect(same_as=refs.one(w, "expect.event.same_as", e["same_as"]))
-        elif e.get("new") is True:
-            event = EventExpect(new=True)
-        elif "new" in e:
-            raise w.fail("expect.event.new", f"expected true (or 'same_as: STEP' instead), got {brief(e['new'])}")
-        else:
-            raise w.fail("expect.event", "expected 'same_as: STEP' or 'new: true', got {}")
-    recall = refs.many(w, "expect.recall", raw["recall"]) if "recall" in raw else ()
-    absent = refs.many(w, "expect.absent", raw["absent"]) if "absent" in raw else ()
-    k = _int(w, "expect.k", raw["k"], 1, MAX_K) if "k" in raw else 5
-    sessions = ()
-    if "recall_sessions" in raw:
-        groups = raw["recall_sessions"]
-        if not isinstance(groups, dict) or not groups:
-            raise w.fail("expect.recall_sessions", f"expected a mapping {{SESSION: [STEP...]}}, got {brief(groups)}")
-        for name, ids in groups.items():
-            field = f"expect.recall_sessions.{name}"
-            if not _list(w, field, ids, "a non-empty list of step ids"):
-                raise w.fail(field, "expected a non-empty list of step ids, got []")
-            sessions += ((str(name), refs.many(w, field, ids)),)
-    return Expect(attention, event, recall, absent, k, sessions)
-
-
-def _checks(w: _Where, raw, refs: _Refs) -> tuple:
-    raw = _mapping(w, "check", raw, CHECK_NAMES, (), f"a mapping with one or more of {', '.join(CHECK_NAMES)}")
-    if not raw:
-        raise w.fail("check", f"expected one or more of {', '.join(CHECK_NAMES)}")
-    out = []
-    for name, specs in raw.items():
-        many = isinstance(specs, list)
-        if many and not specs:
-            raise w.fail(f"check.{name}", "expected a mapping or a non-empty list of mappings, got []")
-        allowed, required = CHECK_FIELDS[name]
-        for i, spec in enumerate(specs if many else [specs]):
-            field = f"check.{name}[{i}]" if many else f"check.{name}"
-            spec = _mapping(w, field, spec, allowed, required, "a mapping {" + ", ".join(
-                k if k in required else k + "?" for k in allowed) + "}")
-            if name == "belief":
-                r = _range(w, field, spec, 0, 1)
-                value = None if spec.get("value") is None else _scalar(w, field + ".value", spec["value"])
-                out.append(BeliefCheck(_text(w, field + ".key", spec["key"]), value, r.min, r.max))
-            elif name == "conjecture":
-                present = True if spec.get("present") is None else _bool(w, field + ".present", spec["present"])
-                out.append(ConjectureCheck(_text(w, field + ".key", spec["key"]), present))
-            elif name == "attention":
-                r = _range(w, field, spec, 0)
-                out.append(StepAttentionCheck(refs.one(w, field + ".step", spec["step"]), r.min, r.max))
-            elif name == "tier":
-                out.append(TierCheck(refs.one(w, field + ".step", spec["step"]),
-                                     _int(w, field + ".max", spec["max"], 0)))
-            else:
-                out.append(EventCountCheck(_text(w, field + ".category", spec["category"]),
-                                           _int(w, field + ".equals", spec["equals"], 0)))
-    return tuple(out)
+    def many(self, field: str, refs) -> tuple[str, ...]:
+        return tuple(self.one(f"{field}[{i}]" if len(refs) > 1 else field, r) for i, r in enumerate(refs))
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -417,25 +211,6 @@ def _read_yaml(path: Path, shown: str):
         raise ScenarioError(f"{shown}: invalid YAML: {type(e).__name__}: {e}") from None
 
 
-def _start(w: _Where, value) -> datetime:
-    start = None
-    if isinstance(value, datetime):
-        start = value.replace(tzinfo=None)
-    elif isinstance(value, date):
-        start = datetime.combine(value, datetime.min.time())
-    elif isinstance(value, str):
-        try:
-            start = datetime.fromisoformat(value.strip()).replace(tzinfo=None)
-        except ValueError:
-            pass
-    if start is None:
-        raise w.fail("start", f"expected an ISO datetime such as 2026-03-02T09:00:00, got {brief(value)}")
-    if start > LAST_START:
-        raise w.fail("start", f"expected an ISO datetime no later than 9899-12-31 (the clock runs 100 years "
-                              f"from the start), got {brief(value if isinstance(value, str) else start.isoformat())}")
-    return start
-
-
 def _when(seconds: float, start: datetime) -> str:
     """``dN HH:MM`` (``dN HH:MM:SS`` when the seconds matter)."""
     second = (start + timedelta(seconds=seconds)).second
@@ -456,96 +231,155 @@ def _step_ids(raw_steps: list) -> list[str | None]:
     return out
 
 
+def _label(index: int, sid: str | None, raw_step) -> str:
+    return f"step {index} ({sid if sid is not None else brief(raw_step.get('id'))})"
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Parse and validate one scenario file; ScenarioError (one line) if it is malformed."""
     path = Path(path)
     shown = str(path)
-    top = _Where(shown)
     raw = _read_yaml(path, shown)
     if raw is None:
-        raise top.fail("", f"the file is empty; expected a mapping with {_kinds(TOP_REQUIRED)}")
-    raw = _mapping(top, "", raw, TOP_KEYS, (), f"a mapping with {_kinds(TOP_REQUIRED)} at the top level")
-    for key in TOP_REQUIRED:
-        if raw.get(key) is None:
-            raise top.fail(key, "missing (required)")
-    sid = raw["id"]
-    if not isinstance(sid, str) or not SCENARIO_ID.fullmatch(sid):
-        raise top.fail("id", f"expected lowercase letters, digits and '_' only, got {brief(sid)}")
+        raise _line(shown, None, "", f"the file is empty; expected a mapping with {join_words(sm.TOP_REQUIRED)}")
+    try:
+        doc = sm.ScenarioFile.model_validate(raw)
+    except ValidationError as e:
+        index, field, message = first_problem(e)
+        step = None
+        if index is not None:   # the top level is valid, and so are the steps before: a problem there comes first
+            _check_before(path, raw, index)
+            step = _label(index, _step_ids(raw["steps"])[index], raw["steps"][index])
+        raise _line(shown, step, field, message) from None
+    return _checked(path, raw, doc)
+
+
+def _check_before(path: Path, raw: dict, index: int) -> None:
+    """The problem, if any, of the valid part of a file before its first malformed step ``index``."""
+    if index == 0:
+        _same_name(path, raw["id"])
+        return
+    try:
+        doc = sm.ScenarioFile.model_validate({**raw, "steps": raw["steps"][:index]})
+    except ValidationError:    # not expected: the steps before the first error are valid
+        return
+    _checked(path, raw, doc)
+
+
+def _same_name(path: Path, sid: str) -> None:
     if sid != path.stem:
-        raise top.fail("id", f"expected the file's name '{path.stem}', got '{sid}'")
-    title = _text(top, "title", raw["title"])
-    if raw["language"] not in LANGUAGES:
-        raise top.fail("language", f"expected one of {', '.join(LANGUAGES)}, got {brief(raw['language'])}")
-    start = _start(top, raw["start"])
-    tags = tuple(_text(top, f"tags[{i}]", t) for i, t in
-                 enumerate(_list(top, "tags", raw.get("tags") or [], "a list such as [attention, events]")))
-    raw_steps = _list(top, "steps", raw["steps"], "a list of steps")
-    if not raw_steps:
-        raise top.fail("steps", "expected at least one step, got []")
-    steps = _steps(shown, raw_steps, start)
-    return Scenario(sid, title, raw["language"], start, tags, steps, path)
+        raise _line(str(path), None, "id", f"expected the file's name '{path.stem}', got '{sid}'")
 
 
-def _steps(shown: str, raw_steps: list, start: datetime) -> tuple[Step, ...]:
-    ids = _step_ids(raw_steps)
-    earlier: dict[str, str] = {}
+def _checked(path: Path, raw: dict, doc: sm.ScenarioFile) -> Scenario:
+    """The scenario of a validated file, checked across fields and steps: the id against the
+    file's name, then ``_steps`` (``doc`` may hold the first few of the file's steps only)."""
+    _same_name(path, doc.id)
+    ids = _step_ids(raw["steps"])
+    try:
+        steps = _steps(raw["steps"], doc.steps, doc.start, _Refs(ids))
+    except _Problem as p:
+        i = len(p.steps)
+        raise _line(str(path), _label(i, ids[i], raw["steps"][i]), p.field, p.message) from None
+    return Scenario(doc.id, doc.title, doc.language, doc.start, tuple(doc.tags), steps, path)
+
+
+def _steps(raw_steps: list, models: list, start: datetime, refs: _Refs) -> tuple[Step, ...]:
+    """The validated steps as ``Step`` objects, checked against each other (module docstring);
+    a ``_Problem`` carries the steps read before the one it is about (``.steps``)."""
     index_of: dict[str, int] = {}
     steps: list[Step] = []
     last_at, idle_until, idle_step = 0.0, 0.0, None
-    for i, rs in enumerate(raw_steps):
-        sid = ids[i]
-        w = _Where(shown, f"step {i} ({sid if sid is not None else brief(rs.get('id'))})")
-        rs = _mapping(w, "", rs, STEP_KEYS, (), f"a mapping with 'at' and one of {', '.join(STEP_KINDS)}")
-        if sid is None or not STEP_ID.fullmatch(sid):
-            raise w.fail("id", f"expected letters, digits, '_', '.', ':' or '-', got {brief(rs['id'])}")
-        if sid in earlier:
-            tip = "" if rs.get("id") is not None else f" (the default id of step {i}; give it an id)"
-            raise w.fail("id", f"duplicate step id '{sid}', already used by step {index_of[sid]}{tip}")
-        if rs.get("at") is None:
-            raise w.fail("at", f"missing (required); expected {'dN HH:MM'!r} or an ISO datetime")
-        kinds = [k for k in STEP_KINDS if k in rs]
-        if len(kinds) != 1:
-            quoted = [f"'{k}'" for k in kinds]
-            have = ("has no step kind" if not kinds else
-                    f"has both {_kinds(quoted)}" if len(kinds) == 2 else f"has {_kinds(quoted)}")
-            raise w.fail("", f"{have}; a step has exactly one of {', '.join(STEP_KINDS)}")
-        kind = kinds[0]
-        try:
-            at = parse_at(rs["at"], start, allow_before=True)
-        except ValueError as e:
-            raise w.fail("at", str(e)) from None
-        if at < 0:
-            given = rs["at"] if isinstance(rs["at"], str) else rs["at"].isoformat()
-            raise w.fail("at", f"{given} is before the scenario start ({_when(0, start)})")
-        if at < last_at:
-            raise w.fail("at", f"goes back in time ({_when(at, start)} after {_when(last_at, start)})")
-        if at < idle_until:
-            raise w.fail("at", f"{_when(at, start)} falls inside the idle of {idle_step}, "
-                             f"which lasts until {_when(idle_until, start)}")
-        for key in ("motivation", "category", "abstain"):
-            if key in rs and kind != "probe":
-                raise w.fail(key, f"only allowed on probe steps, {_on(kind)}")
-        if "hints" in rs and kind not in TEXT_KINDS:
-            raise w.fail("hints", f"only allowed on {_kinds(TEXT_KINDS)} steps, {_on(kind)}")
-        refs = _Refs(sid, earlier, (ids, i))
-        text = _text(w, kind, rs[kind]) if kind in TEXT_KINDS else None
-        duration = _duration(w, "idle", rs["idle"]) if kind == "idle" else 0.0
-        if at + duration > MAX_SECONDS:
-            raise w.fail("idle", f"lasts until {_when(at + duration, start)}, past the end of the clock "
-                                 f"({_when(MAX_SECONDS, start)}, {MAX_DAYS} days after the start)")
-        checks = _checks(w, rs["check"], refs) if kind == "check" else ()
-        motivation = _number(w, "motivation", rs["motivation"], 0, 1) if "motivation" in rs else 0.5
-        hints = _hints(w, rs["hints"]) if rs.get("hints") is not None else Hints()
-        expect = _expect(w, rs["expect"], kind, refs) if rs.get("expect") is not None else Expect()
-        category = _text(w, "category", rs["category"]) if "category" in rs else None
-        abstain = _bool(w, "abstain", rs["abstain"]) if "abstain" in rs else False
-        if abstain and (expect.recall or expect.recall_sessions):
-            field = "expect.recall" if expect.recall else "expect.recall_sessions"
-            raise w.fail(field, "an abstaining probe (abstain: true) has no evidence to recall; "
-                                "drop one of them")
-        steps.append(Step(i, sid, at, kind, text, motivation, duration, hints, expect, checks, category, abstain))
-        earlier[sid], index_of[sid] = kind, i
-        last_at = at
-        if kind == "idle":
-            idle_until, idle_step = at + duration, f"step {i} ({sid})"
+    try:
+        for i, m in enumerate(models):
+            sid, kind = refs.ids[i], m._kind
+            refs.current, refs.index = sid, i
+            if sid in index_of:
+                tip = "" if m.id is not None else f" (the default id of step {i}; give it an id)"
+                raise _Problem("id", f"duplicate step id '{sid}', already used by step {index_of[sid]}{tip}")
+            try:
+                at = parse_at(m.at, start, allow_before=True)
+            except ValueError as e:
+                raise _Problem("at", str(e)) from None
+            if at < last_at or at < idle_until:
+                _time_problem(at, m.at, start, last_at, idle_until, idle_step)
+            duration = m.idle if kind == "idle" else 0.0
+            if at + duration > MAX_SECONDS:
+                raise _Problem("idle", f"lasts until {_when(at + duration, start)}, past the end of the clock "
+                                       f"({_when(MAX_SECONDS, start)}, {MAX_DAYS} days after the start)")
+            if kind in TEXT_KINDS:
+                expect = Expect() if m.expect is None else _expect(m.expect, refs)
+                hints = Hints() if m.hints is None else _hints(m.hints)
+                if kind == "probe":
+                    if m.abstain and (expect.recall or expect.recall_sessions):
+                        raise _Problem("expect.recall" if expect.recall else "expect.recall_sessions",
+                                       "an abstaining probe (abstain: true) has no evidence to recall; "
+                                       "drop one of them")
+                    step = Step(i, sid, at, kind, m.probe, m.motivation, 0.0, hints, expect, (), m.category,
+                                m.abstain, m.answer)
+                else:
+                    step = Step(i, sid, at, kind, getattr(m, kind), 0.5, 0.0, hints, expect)   # positional: fast
+            elif kind == "check":
+                step = Step(i, sid, at, kind, checks=_checks(raw_steps[i]["check"], m.check, refs))
+            else:
+                step = Step(i, sid, at, kind, duration=duration)
+                idle_until, idle_step = at + duration, f"step {i} ({sid})"
+            steps.append(step)
+            refs.earlier[sid], index_of[sid] = kind, i
+            last_at = at
+    except _Problem as p:
+        p.steps = steps
+        raise
     return tuple(steps)
+
+
+def _time_problem(at: float, given: str, start: datetime, last_at: float, idle_until: float, idle_step) -> None:
+    """The problem of an ``at`` before the start, before the step before, or inside an idle."""
+    if at < 0:
+        raise _Problem("at", f"{given} is before the scenario start ({_when(0, start)})")
+    if at < last_at:
+        raise _Problem("at", f"goes back in time ({_when(at, start)} after {_when(last_at, start)})")
+    raise _Problem("at", f"{_when(at, start)} falls inside the idle of {idle_step}, "
+                         f"which lasts until {_when(idle_until, start)}")
+
+
+def _hints(m: sp.Hints) -> Hints:
+    return Hints(m.salience,
+                 tuple(Fact(f.key or "", f.value, f.text, f.belief) for f in m.facts) if m.facts else (),
+                 None if m.event is None else EventTag(m.event.category or "", m.event.text, m.event.valid),
+                 tuple(Impression(f.key or "", f.text, f.belief, f.ttl) for f in m.infer) if m.infer else ())
+
+
+def _expect(m: sp.ObservedExpect | sp.ProbeExpect, refs: _Refs) -> Expect:
+    if isinstance(m, sp.ObservedExpect):
+        attention = None if m.attention is None else Range(m.attention.min, m.attention.max)
+        event = None
+        if m.event is not None:
+            event = (EventExpect(same_as=refs.one("expect.event.same_as", m.event.same_as))
+                     if m.event.same_as is not None else EventExpect(new=True))
+        return Expect(attention=attention, event=event)
+    recall, absent = refs.many("expect.recall", m.recall), refs.many("expect.absent", m.absent)
+    sessions = tuple((name, refs.many(f"expect.recall_sessions.{name}", ids))
+                     for name, ids in m.recall_sessions.items())
+    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions)
+
+
+def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:
+    """The checks in the file's order (``raw``: the step's ``check`` mapping)."""
+    out = []
+    for name in raw:
+        specs = getattr(m, name)
+        many = isinstance(specs, list)
+        for i, spec in enumerate(specs if many else [specs]):
+            field = f"check.{name}[{i}]" if many else f"check.{name}"
+            if name == "belief":
+                out.append(BeliefCheck(spec.key, spec.value, spec.min, spec.max))
+            elif name == "conjecture":
+                out.append(ConjectureCheck(spec.key, spec.present))
+            elif name == "attention":
+                out.append(StepAttentionCheck(refs.one(field + ".step", spec.step), spec.min, spec.max))
+            elif name == "tier":
+                out.append(TierCheck(refs.one(field + ".step", spec.step), spec.max))
+            else:
+                out.append(EventCountCheck(spec.category, spec.equals))
+    return tuple(out)

@@ -1,0 +1,224 @@
+"""The mappings inside a step of a scenario file: hints, expectations, checks (pydantic).
+
+Their docstrings and their fields' docstrings are the JSON Schema's descriptions; their
+defaults (fact belief 0.7, k 5, present true) the schema's defaults. Used by the step
+models of ``schema_models``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, ClassVar, Optional, Union
+
+from pydantic import BeforeValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+
+from .model import CHECK_NAMES
+from .schema_base import Strict
+from .schema_types import (Bool, Count, Duration, K, NonNegative, Ref, RefList, Salience, Scalar, Sessions, Text,
+                           TrueOnly, Unit, fail, list_of)
+
+EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions")
+
+
+class Fact(Strict):
+    """A fact about the user that the step states, as a perfect LLM would extract it."""
+
+    key: Optional[Text] = None
+    """What it is about, e.g. user.allergy.milk: same key and equal value = the same fact, another
+    value = a contradiction (without a key, identity is found by memory search)."""
+    text: Text
+    """The fact as a sentence."""
+    value: Scalar
+    """What holds: text, a number or true/false."""
+    belief: Optional[Unit] = 0.7
+    """The LLM's confidence, 0-1."""
+
+
+class EventHint(Strict):
+    """The major event the step tells of."""
+
+    category: Optional[Text] = None
+    """E.g. trip.disneyland: a tag joins the latest event of its category unless that event is stale."""
+    text: Optional[Text] = None
+    """The event as a sentence (default: the step's first sentence)."""
+    valid: Optional[Duration] = None
+    """How long after its last update the event stays current (default: the category's, else 30d)."""
+
+
+class Impression(Strict):
+    """An impression the step gives (not a stated fact); enough of one key make a conjecture."""
+
+    key: Optional[Text] = None
+    """What it is about, e.g. user.illness.cold."""
+    text: Text
+    """The impression as a sentence."""
+    belief: Unit
+    """Its strength, 0-1."""
+    ttl: Duration
+    """How long it stays valid."""
+
+
+class Hints(Strict):
+    """What a perfect LLM would output for the step; only the mock LLM reads them."""
+
+    _what: ClassVar[str] = "a mapping"
+    salience: Optional[Salience] = None
+    """Common-sense importance of the item alone, 0-10."""
+    facts: Optional[Annotated[list[Fact], BeforeValidator(list_of("a list of {key, text, value}"))]] = None
+    """Facts about the user the step states."""
+    event: Optional[EventHint] = None
+    """The major event the step tells of."""
+    infer: Optional[Annotated[list[Impression], BeforeValidator(list_of("a list of {key, text, belief, ttl}"))]] = None
+    """Impressions the step gives."""
+
+
+def _ordered(model):
+    """Refuse a range whose ``min`` exceeds its ``max`` (run once both are valid)."""
+    if model.min is not None and model.max is not None and model.min > model.max:
+        raise fail(f"expected min <= max, got min {model.min:g} above max {model.max:g}")
+    return model
+
+
+class AttentionRange(Strict):
+    """The step's labelled attention must lie in [min, max] (0-10; a side not given is open)."""
+
+    min: Optional[Salience] = None
+    """Lowest attention that passes, 0-10."""
+    max: Optional[Salience] = None
+    """Highest attention that passes, 0-10."""
+    _order = model_validator(mode="after")(_ordered)
+
+
+class EventExpect(Strict):
+    """Exactly one of {same_as: STEP} (the step's event is the one of STEP) or {new: true} (it starts one)."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1, "maxProperties": 1})
+    _what: ClassVar[str] = "{same_as: STEP} or {new: true}"
+    same_as: Ref = None
+    """An earlier say, reply, perceive or probe step whose event this step joins."""
+    new: TrueOnly = None
+    """true: no earlier step is part of this step's event."""
+
+    @classmethod
+    def _more(cls, data: dict) -> None:
+        if "same_as" in data and "new" in data:
+            raise fail("give either 'same_as: STEP' or 'new: true', not both")
+        if not data:
+            raise fail("expected 'same_as: STEP' or 'new: true', got {}")
+
+
+class ObservedExpect(Strict):
+    """Expectations of a say, reply or perceive step."""
+
+    _what: ClassVar[str] = "a mapping"
+    _family: ClassVar[tuple] = EXPECT_KEYS
+    attention: Optional[AttentionRange] = None
+    """Where the step's labelled attention must lie, e.g. {min: 6}."""
+    event: Optional[EventExpect] = None
+    """Which event the step's event tag must join."""
+
+
+class ProbeExpect(Strict):
+    """Expectations of a probe step, judged on the first k memories it uses."""
+
+    _what: ClassVar[str] = "a mapping"
+    _family: ClassVar[tuple] = EXPECT_KEYS
+    recall: RefList = ()
+    """Earlier steps each of which must be named by one of the top k memories."""
+    absent: RefList = ()
+    """Earlier steps none of which may be named by the top k memories."""
+    k: K = 5
+    """How many memories the probe uses and is judged on (1-10,000)."""
+    recall_sessions: Sessions = Field(default_factory=dict)
+    """{SESSION: [STEP, ...]}: session recall for imported benchmarks (not pass/fail)."""
+
+
+class NoExpect(Strict):
+    """An idle or check step expects nothing (an empty expect is tolerated, left out of the schema)."""
+
+    _what: ClassVar[str] = "a mapping"
+    _family: ClassVar[tuple] = EXPECT_KEYS
+
+
+class BeliefCheck(Strict):
+    """Passes when the highest belief among the live facts with this key (and value, if given) is in
+    [min, max]; without min and max, when such a fact exists."""
+
+    key: Text
+    """The fact's key, e.g. user.allergy.milk."""
+    value: Optional[Scalar] = None
+    """Only facts with this value (compared exactly)."""
+    min: Optional[Unit] = None
+    """Lowest belief that passes, 0-1."""
+    max: Optional[Unit] = None
+    """Highest belief that passes, 0-1."""
+    _order = model_validator(mode="after")(_ordered)
+
+
+class ConjectureCheck(Strict):
+    """Passes when a live conjecture with this key exists (present: true) or does not (present: false)."""
+
+    key: Text
+    """The conjecture's key (the key of the impressions that form it)."""
+    present: Optional[Bool] = True
+    """Whether the conjecture must exist."""
+
+
+class AttentionCheck(Strict):
+    """Passes when the current attention (long + short) of an earlier step's own memory is in [min, max]."""
+
+    step: Ref
+    """An earlier say, reply, perceive or probe step."""
+    min: Optional[NonNegative] = None
+    """Lowest attention that passes (>= 0)."""
+    max: Optional[NonNegative] = None
+    """Highest attention that passes (>= 0)."""
+    _order = model_validator(mode="after")(_ordered)
+
+
+class TierCheck(Strict):
+    """Passes when an earlier step's own memory sits in tier max or higher (0 = the top tier)."""
+
+    step: Ref
+    """An earlier say, reply, perceive or probe step."""
+    max: Count
+    """The lowest tier that passes (an integer >= 0)."""
+
+
+class EventCountCheck(Strict):
+    """Passes when the number of live events of the category equals the number given."""
+
+    category: Text
+    """The event category, e.g. trip.disneyland."""
+    equals: Count
+    """The expected number of live events (an integer >= 0)."""
+
+
+def _one_or_many(model):
+    """A mapping, or a non-empty list of them (several checks of one kind)."""
+    many = Annotated[list[model], Field(min_length=1), BeforeValidator(
+        list_of("a list", "expected a mapping or a non-empty list of mappings, got []"))]
+    return Annotated[Union[Annotated[model, Tag("~one")], Annotated[many, Tag("~many")]],
+                     Discriminator(lambda v: "~many" if isinstance(v, list) else "~one")]
+
+
+class Checks(Strict):
+    """Assertions on the memory's state at the step's time: one or more of the five check names, each a
+    mapping or a non-empty list of mappings."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+    _what: ClassVar[str] = f"a mapping with one or more of {', '.join(CHECK_NAMES)}"
+    belief: _one_or_many(BeliefCheck) = None
+    """The belief of a fact."""
+    conjecture: _one_or_many(ConjectureCheck) = None
+    """Whether a conjecture exists."""
+    attention: _one_or_many(AttentionCheck) = None
+    """The current attention of a step's memory."""
+    tier: _one_or_many(TierCheck) = None
+    """The tier of a step's memory."""
+    event_count: _one_or_many(EventCountCheck) = None
+    """How many live events a category has."""
+
+    @classmethod
+    def _more(cls, data: dict) -> None:
+        if not data:
+            raise fail(f"expected one or more of {', '.join(CHECK_NAMES)}")
