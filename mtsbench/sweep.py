@@ -10,22 +10,29 @@
   job's number and overrides, so ``mtsbench report`` lists the jobs that never started too.
 - ``mtsbench run -m ... --resume DIR`` sets ``resume`` to DIR: the launcher then runs only
   the jobs of DIR that are not complete (``job_complete``) and leaves the others as they are.
-- ``SweepSummary`` (a Hydra callback) counts the jobs when the sweep ends; ``mtsbench run
-  -m`` exits 1 if any failed (or was interrupted), else 3 if any had more failed LLM calls
+- ``launcher_ready`` checks, before anything runs, that the launcher a sweep names can run
+  here: its plugin installed (else the pip extra to install) and, for SLURM, ``sbatch`` and
+  ``srun`` on the PATH (``ConfigError``, one line, exit 2).
+- ``SweepSummary`` (a Hydra callback) counts the jobs and their expectations passed when the
+  sweep ends; ``mtsbench run -m`` exits 1 if any failed (or was interrupted), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import json
+import shutil
 import sys
 import traceback
 from pathlib import Path
+from typing import Sequence
 
 from hydra.experimental.callback import Callback
 
 from .atomic import write_atomic
-from .errors import one_line, redact
+from .errors import ConfigError, one_line, redact
 from .report.jobs import FAILURE_FILE, MANIFEST, job_status
 
 failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
@@ -71,12 +78,89 @@ def job_complete(job_dir: Path) -> bool:
     return job_status(Path(job_dir)) == "ok"
 
 
+def _expectations(job_dir: Path) -> tuple[int, int]:
+    """(passed, judged) expectations of a finished job, from its ``summary.json``."""
+    try:
+        overall = json.loads((job_dir / "summary.json").read_text(encoding="utf-8"))["overall"]
+        return int(overall.get("passed") or 0), int(overall.get("checks") or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0, 0
+
+
 def _too_many_failures(job_dir: Path) -> bool:
     try:
         summary = json.loads((job_dir / "summary.json").read_text(encoding="utf-8"))
         return bool(summary["overall"].get("llm_failure_rate_exceeded"))
     except (OSError, ValueError, KeyError, TypeError):
         return False
+
+
+# hydra/launcher options that come from a plugin: (its module, the pip extra that installs it)
+PLUGIN_LAUNCHERS = {
+    "ray_cluster": ("hydra_plugins.hydra_ray_launcher", "ray", "hydra-ray-launcher"),
+    "ray": ("hydra_plugins.hydra_ray_launcher", "ray", "hydra-ray-launcher"),
+    "ray_aws": ("hydra_plugins.hydra_ray_launcher", "ray", "hydra-ray-launcher"),
+    "slurm": ("hydra_plugins.hydra_submitit_launcher", "slurm", "hydra-submitit-launcher"),
+    "submitit_slurm": ("hydra_plugins.hydra_submitit_launcher", "slurm", "hydra-submitit-launcher"),
+    "submitit_local": ("hydra_plugins.hydra_submitit_launcher", "slurm", "hydra-submitit-launcher"),
+}
+BUILTIN_LAUNCHERS = ("basic", "joblib")
+SLURM_TARGET = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+
+
+def launcher_choice(argv: Sequence[str]) -> str | None:
+    """The ``hydra/launcher=NAME`` of a command line (None: the default).
+
+    >>> launcher_choice(["-m", "seed=0,1", "hydra/launcher=ray_cluster"])
+    'ray_cluster'
+    >>> launcher_choice(["override hydra/launcher=slurm"]), launcher_choice(["seed=1"])
+    ('slurm', None)
+    """
+    choice = None
+    for a in argv:
+        key, eq, value = a.partition("=")
+        if eq and key.split()[-1].lstrip("+~") == "hydra/launcher":
+            choice = value
+    return choice
+
+
+def launcher_ready(argv: Sequence[str], cfg=None, config_dirs: Sequence[str | Path] = ()) -> None:
+    """``ConfigError`` (one line) unless the launcher ``argv`` names can run on this machine:
+    a known option (packaged, a plugin's or in a ``--config-dir``), its plugin installed,
+    and for ``slurm`` (once ``cfg``, the composed config, is given) SLURM's ``sbatch`` and ``srun``."""
+    from .resources import CONFIG_DIR
+
+    name = launcher_choice(argv)
+    if name is None:
+        return
+    packaged = sorted(p.stem for p in (Path(CONFIG_DIR) / "hydra" / "launcher").glob("*.yaml"))
+    own = [d for d in config_dirs if (Path(d) / "hydra" / "launcher" / f"{name}.yaml").is_file()]
+    if name not in packaged and name not in PLUGIN_LAUNCHERS and name not in BUILTIN_LAUNCHERS and not own:
+        known = sorted(set(packaged) | {"submitit_local"})
+        hint = difflib.get_close_matches(name, known + list(PLUGIN_LAUNCHERS), n=1)
+        raise ConfigError(f"hydra/launcher={name}: no such launcher; expected one of {', '.join(known)}"
+                          + (f" (did you mean '{hint[0]}'?)" if hint else ""))
+    if name in PLUGIN_LAUNCHERS and not own:
+        module, extra, dist = PLUGIN_LAUNCHERS[name]
+        if importlib.util.find_spec(module) is None:
+            raise ConfigError(f"hydra/launcher={name} needs {dist}, which is not installed: "
+                              f"pip install \"mtsbench[{extra}]\"")
+    target = None if cfg is None else _select(cfg, "hydra.launcher._target_")
+    multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(_select(cfg, "hydra.mode"))
+    missing = [c for c in ("sbatch", "srun") if shutil.which(c) is None]
+    if target == SLURM_TARGET and multirun and missing:
+        raise ConfigError(f"hydra/launcher={name}: no SLURM on this machine ({' and '.join(missing)} not on the PATH); "
+                          f"run the sweep from a SLURM login node, or here with hydra/launcher=local "
+                          f"(or submitit_local, or ray_cluster)")
+
+
+def _select(cfg, key: str):
+    from omegaconf import OmegaConf
+
+    try:
+        return OmegaConf.select(cfg, key, default=None)
+    except Exception:  # noqa: BLE001 - an interpolation that cannot resolve here: not a SLURM check
+        return None
 
 
 class SweepSummary(Callback):
@@ -95,4 +179,8 @@ class SweepSummary(Callback):
         if warned_jobs:
             tail += (f"; {len(warned_jobs)} above llm.max_failure_rate: "
                      + ", ".join(Path(d).name for d in warned_jobs))
+        counts = [_expectations(d) for d in jobs if str(d) not in failed_jobs]
+        if counts:
+            tail += (f"; {sum(p for p, _ in counts)} of {sum(n for _, n in counts)} expectations passed"
+                     + (f" in the {len(counts)} jobs complete" if failed_jobs else ""))
         print(f"mtsbench: {len(jobs)} jobs done{tail}; report: mtsbench report {root}", file=sys.stderr)

@@ -1,0 +1,210 @@
+"""``hydra/launcher=ray_cluster``: the jobs of a sweep as Ray tasks (hydra-ray-launcher's
+``RayLauncher``, ``pip install "mtsbench[ray]"``), made to work on a local cluster and to
+behave as ``hydra/launcher=local`` does.
+
+What it changes from the plugin:
+
+- ``ray.init``: the plugin always adds ``object_store_memory`` (75 MiB), which Ray refuses
+  when it connects to a running cluster (``ray start --head``, ``address=auto``): "object_store_memory
+  must not be provided". Here the options that only size a cluster Ray starts itself
+  (``START_ONLY``) are passed only when no cluster is running, and null options are dropped;
+- each job runs in the driver's working directory (when that exists on the worker's node)
+  under the sweep directory made absolute: a Ray worker starts in the directory of
+  ``ray start``, where a relative ``hydra.sweep.dir`` or scenario path would otherwise land;
+- as the local launcher: ``jobs.json`` before any job starts, the jobs listed on stderr and
+  a progress bar over finished jobs, ``--resume`` runs only the jobs not complete, a job
+  whose worker died gets ``failure.json`` (``mtsbench.sweep.WorkerDied``) and the others go
+  on, SIGINT/SIGTERM cancel the running jobs (each writes what it did).
+
+Hydra imports every module of ``hydra_plugins`` to find its plugins: without the extra this
+one defines no launcher (``hydra/launcher=ray_cluster`` is then refused by ``mtsbench run``
+with the pip line to install it), and it imports Ray only when a sweep starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+try:
+    from hydra_plugins.hydra_ray_launcher.ray_launcher import RayLauncher
+except ImportError:           # the ray extra is not installed
+    RayLauncher = None
+
+# ray.init options that size a cluster Ray starts itself; refused when connecting to one
+START_ONLY = ("num_cpus", "num_gpus", "resources", "labels", "object_store_memory", "_system_config",
+              "_enable_object_reconstruction", "include_dashboard", "dashboard_host", "dashboard_port")
+STOP_GRACE = 30.0      # seconds a stopped sweep waits for its cancelled jobs to write what they did
+
+
+class RayClusterLauncher(RayLauncher or object):
+    """hydra-ray-launcher's launcher on a local or running cluster (see the module docstring)."""
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
+        from hydra.core.singleton import Singleton
+        from hydra.core.utils import configure_log, filter_overrides, setup_globals
+        from omegaconf import OmegaConf, open_dict
+        from tqdm import tqdm
+
+        from mtsbench import sweep
+
+        setup_globals()
+        configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
+        where = _start(OmegaConf.to_container(self.ray_cfg.init, resolve=True) or {})
+        sweep_dir = Path(str(self.config.hydra.sweep.dir)).absolute()
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
+        sweep.last_sweep_dir = sweep_dir
+        sweep.write_manifest(sweep_dir, jobs)
+        configs = {}
+        for num, overrides in jobs:
+            cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+            with open_dict(cfg):
+                cfg.hydra.job.id = f"ray_{num}"
+                cfg.hydra.job.num = num
+                cfg.hydra.sweep.dir = str(sweep_dir)
+            configs[num] = cfg
+        skip = {num for num, _ in jobs if sweep.resume is not None and sweep.job_complete(_job_dir(configs[num]))}
+        print(f"mtsbench: {len(jobs)} jobs on Ray ({where}) in {sweep_dir}"
+              + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if sweep.resume else ""),
+              file=sys.stderr)
+        for num, overrides in jobs:
+            print(f"  #{num}: {' '.join(filter_overrides(overrides))}{' (complete)' if num in skip else ''}",
+                  file=sys.stderr)
+
+        import ray
+
+        remote = OmegaConf.to_container(self.ray_cfg.remote, resolve=True) or {}
+        task = ray.remote(**{k: v for k, v in remote.items() if v is not None})(_run_job_in) if remote \
+            else ray.remote(_run_job_in)
+        state = Singleton.get_state()
+        results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
+        running = {task.remote(os.getcwd(), self.hydra_context, configs[num], self.task_function, state): (num, o)
+                   for num, o in jobs if num not in skip}
+        try:
+            with tqdm(total=len(jobs), initial=len(skip), desc="jobs", unit="job", disable=None) as bar:
+                while running:
+                    done, _ = ray.wait(list(running), num_returns=1)
+                    for ref in done:
+                        num, overrides = running.pop(ref)
+                        try:
+                            results[num] = ray.get(ref)
+                        except Exception as e:  # noqa: BLE001 - the worker died or the task could not run
+                            results[num] = _worker_died(num, overrides, _job_dir(configs[num]), e)
+                        bar.update(1)
+        except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
+            for ref in running:
+                ray.cancel(ref)                    # a KeyboardInterrupt in the job: it writes what it did
+            if running:
+                ray.wait(list(running), num_returns=len(running), timeout=STOP_GRACE)
+            raise
+        return [results[num] for num, _ in jobs]
+
+
+def _start(init: dict) -> str:
+    """``ray.init`` with ``init`` (the launcher's ``ray.init`` options), unless Ray is
+    initialised already; the start-only options only when Ray starts a cluster itself. What
+    it connected to, for the job list; a one-line exit 2 if it cannot."""
+    import ray
+
+    init = {k: v for k, v in init.items() if v is not None}
+    connecting = _connecting(init)
+    if connecting:
+        init = {k: v for k, v in init.items() if k not in START_ONLY}
+    if not ray.is_initialized():
+        try:
+            _listening(init.get("address"))
+            ray.init(**init)
+        except (ConnectionError, ValueError, RuntimeError, TimeoutError, OSError) as e:
+            from mtsbench.errors import one_line, redact
+
+            address = init.get("address")
+            auth = (" (a cluster with token authentication at an explicit address: export RAY_AUTH_MODE=token)"
+                    if connecting and address not in (None, "auto") and not os.environ.get("RAY_AUTH_MODE")
+                    and "nothing listens" not in str(e) else "")
+            print(f"mtsbench: hydra/launcher=ray_cluster: could not "
+                  f"{'connect to the Ray cluster at ' + str(address or 'auto') if connecting else 'start a local Ray cluster'}: "
+                  f"{redact(one_line(e))}{auth}; start one with `ray start --head`, or drop "
+                  f"hydra.launcher.ray.init.address to let the sweep start its own", file=sys.stderr)
+            sys.exit(2)
+    try:
+        address = ray.get_runtime_context().gcs_address
+    except Exception:  # noqa: BLE001 - only for the message
+        address = "?"
+    return f"the cluster at {address}" if connecting else f"a local cluster started for the sweep, {address}"
+
+
+def _listening(address) -> None:
+    """``ConnectionError`` at once if nothing listens at a ``HOST:PORT`` address (Ray itself
+    retries for minutes)."""
+    import socket
+
+    if not isinstance(address, str) or address in ("auto", "local") or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except ValueError:
+        return                    # not HOST:PORT: Ray says what is wrong
+    except OSError as e:
+        raise ConnectionError(f"nothing listens at {address} ({e.strerror or e})") from None
+
+
+def _connecting(init: dict) -> bool:
+    """Will ``ray.init(**init)`` connect to a running cluster (rather than start one)? An
+    address other than auto/local, ``RAY_ADDRESS``, or (address null or auto) a cluster
+    started with ``ray start`` on this machine (Ray's own look-up)."""
+    address = init.get("address")
+    if address not in (None, "auto"):
+        return address != "local"
+    try:
+        from ray._private import services
+
+        services.find_gcs_addresses.cache_clear()
+        return services.canonicalize_bootstrap_address(address, init.get("_temp_dir")) is not None
+    except ConnectionError:       # address=auto with no cluster: ray.init says so
+        return True
+    except Exception:  # noqa: BLE001 - a Ray without that private helper: trust the address
+        return address == "auto" or bool(os.environ.get("RAY_ADDRESS"))
+
+
+def _run_job_in(cwd: str, hydra_context, sweep_config, task_function, singleton_state):
+    """Hydra-ray-launcher's job body, run in the driver's working directory when this node has it."""
+    from hydra_plugins.hydra_ray_launcher._launcher_util import _run_job
+
+    before = os.getcwd()
+    if os.path.isdir(cwd):
+        os.chdir(cwd)
+    try:
+        return _run_job(hydra_context=hydra_context, sweep_config=sweep_config, task_function=task_function,
+                        singleton_state=singleton_state)
+    finally:
+        os.chdir(before)
+
+
+def _job_dir(cfg) -> Path:
+    from omegaconf import OmegaConf
+
+    return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
+
+
+def _worker_died(num: int, overrides: list[str], job_dir: Path, error: BaseException):
+    """Record job ``num`` as failed like a job that raised; its JobReturn."""
+    from mtsbench import sweep
+    from mtsbench.errors import one_line
+
+    reason = f"the Ray worker running job {num} failed: {one_line(error)}"
+    try:
+        sweep.record_failure(job_dir, sweep.WorkerDied(reason))
+    except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
+        print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
+    print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
+    return _returned(overrides)
+
+
+def _returned(overrides: list[str]):
+    from hydra_plugins.mtsbench_launcher.progress_joblib import _returned as returned
+
+    return returned(overrides)
