@@ -32,6 +32,31 @@ context = probes["ranked_tokens"].map(lambda t: int(sum(t[:5])))
 print(context.describe())
 
 # %% [markdown]
+# What happened inside: the memory events (`trace.parquet`, read with `pandas.read_parquet`;
+# `seed.trace` expands each event's JSON `fields` into columns) and the attention timelines
+# of the memories the expectations name (`timelines.parquet`).
+
+# %%
+trace = seed.trace
+print(trace["event"].value_counts().head(8))
+moves = trace[trace["event"] == "moved"][["scenario", "t", "ids", "to", "why"]]
+print(f"{len(moves)} tier moves; first: {moves.head(3).to_dict('records')}")
+print(seed.timelines.groupby(["scenario", "memory"])[["long", "short"]].max())
+
+# %% [markdown]
+# Your own configs: a folder with the configs' layout is searched before the packaged
+# one, so `long_decay/power_law.yaml` there replaces the packaged curve (the default).
+
+# %%
+mine = work / "my_configs"
+(mine / "long_decay").mkdir(parents=True)
+(mine / "long_decay" / "power_law.yaml").write_text(
+    "_target_: mtsbench.mechanisms.decay.PowerLaw\ntau: 24\nd: 3.0\n", encoding="utf-8")
+steep = mtsbench.run(["scenarios=[milk_allergy,deep_memory]"], out=work / "steep", config_dir=mine)
+print(f"long attention summed over the timelines: packaged {seed.timelines['long'].sum():.1f}, "
+      f"steeper decay {steep.timelines['long'].sum():.1f}")
+
+# %% [markdown]
 # ## The seed design against plain BM25 and flat retrieval
 # Three runs on the same scenarios, loaded back and compared in one frame.
 

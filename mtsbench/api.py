@@ -8,7 +8,8 @@ the result files only (nothing re-runs):
 
 - ``Run``: ``probes`` and ``expectations`` (the rows of ``metrics.csv``), ``results`` (the
   records of ``results.parquet``: rankings, scores, costs, state values read), ``trace``
-  (``trace.jsonl``), ``timelines``, ``summary`` (``summary.json``) and ``overrides``;
+  (``trace.parquet``, its JSON ``fields`` expanded into one column per field), ``timelines``
+  (``timelines.parquet``), ``summary`` (``summary.json``) and ``overrides``;
 - ``Sweep``: ``jobs`` (a ``Run`` per finished job), ``summary`` (one row per job, failed ones
   included: the table of ``mtsbench report``), and ``probes`` / ``expectations`` /
   ``results`` of every job in one frame, with ``job`` and one column per override key
@@ -60,11 +61,21 @@ class Run:
 
     @cached_property
     def trace(self) -> pd.DataFrame:
-        return pd.read_json(self.path / "trace.jsonl", lines=True)
+        """Every memory event of ``trace.parquet``: ``scenario``, ``t``, ``event`` and one
+        column per field of the events (``mtsbench.stream.expand_fields``); empty if none."""
+        from .stream import read_trace
+
+        frame = read_trace(self.path)
+        return frame if frame is not None else pd.DataFrame(columns=["scenario", "t", "event"])
 
     @cached_property
     def timelines(self) -> pd.DataFrame:
-        return pd.read_csv(self.path / "timelines.csv")
+        """``timelines.parquet``: scenario, index, step, memory, t, long, short, tier."""
+        from .stream import read_timelines
+        from .timelines import COLUMNS
+
+        frame = read_timelines(self.path)
+        return frame if frame is not None else pd.DataFrame(columns=COLUMNS)
 
     @cached_property
     def summary(self) -> dict:
@@ -121,13 +132,16 @@ def load(path) -> Run | Sweep:
     return Sweep(path, [Run(j.dir, j.overrides) for j in jobs if j.ok], summary_table(jobs))
 
 
-def run(overrides: list[str] | tuple[str, ...] = (), out=None) -> Run:
+def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) -> Run:
     """Run the configuration ``overrides`` give (as on the command line) and return its
-    ``Run``; outputs go to ``out`` (default: a new temporary folder)."""
+    ``Run``; outputs go to ``out`` (default: a new temporary folder). ``config_dir``: a
+    folder of your own configs, or a list of them, searched before the packaged ones (as
+    ``mtsbench run --config-dir DIR``: new options, and files replacing packaged ones)."""
     from .config import compose
     from .runner import run as run_config
 
-    cfg, choices = compose(list(overrides))
+    dirs = [] if config_dir is None else [config_dir] if isinstance(config_dir, (str, Path)) else list(config_dir)
+    cfg, choices = compose(list(overrides), dirs)
     out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="mtsbench-run-"))
     run_config(cfg, out, choices)
     return Run(out, list(overrides))

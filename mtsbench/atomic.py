@@ -7,9 +7,8 @@ the disk filled up. Any ``OSError`` (an unwritable place, a full disk) becomes a
 
 - ``open_atomic(path)``: a context manager giving a file object; renamed into place when
   the block ends without an exception;
-- ``write_atomic(path, data)``: the same for a ``str`` or ``bytes`` value;
-- ``append_lines(path, lines)``: append to a stream file (``*.partial``) and flush, for
-  what is streamed while a run runs (``mtsbench.outputs.RunWriter``).
+- ``write_atomic(path, data)``: the same for a ``str`` or ``bytes`` value (the parquet
+  parts a run streams, ``mtsbench.stream.RunWriter``, are written so, each a complete file).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import Iterator, TextIO
 
 from .errors import OutputError
 
@@ -49,28 +48,6 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` (text or bytes) to ``path`` atomically (see ``open_atomic``)."""
     with open_atomic(path, "wb" if isinstance(data, bytes) else "w") as f:
         f.write(data)
-
-
-def append_lines(path: str | os.PathLike, lines: Iterable[str]) -> None:
-    """Append ``lines`` (each ending in a newline) to ``path`` and flush; OutputError if not."""
-    path = Path(path)
-    try:
-        with open(path, "a", encoding="utf-8") as f:
-            f.writelines(lines)
-    except OSError as e:
-        raise OutputError(path, e) from None
-
-
-def finish_stream(partial: str | os.PathLike, path: str | os.PathLike) -> None:
-    """Rename a stream file (``trace.jsonl.partial``) to its final name (an empty file if
-    nothing was streamed); OutputError if not."""
-    partial, path = Path(partial), Path(path)
-    try:
-        if not partial.exists():
-            partial.touch()
-        os.replace(partial, path)
-    except OSError as e:
-        raise OutputError(path, e) from None
 
 
 def _remove(path: Path) -> None:

@@ -15,14 +15,24 @@ Every composed job config is checked before anything runs (``compose``, ``check_
 - every value is checked against its key's rule (``mtsbench.config_rules.validate``);
 - ``scenarios=NAME`` (no brackets) means the one scenario NAME: ``scenarios`` is always a
   list after ``compose`` (``scenario_list``).
+
+A user's config folders (``--config-dir DIR``, repeatable; ``compose(..., extra_dirs)``)
+come *before* the packaged ``configs/`` in Hydra's search path (``searching``): a file
+there adds an option or experiment (``DIR/long_decay/my_decay.yaml``) or replaces the
+packaged one of the same name (``DIR/long_decay/power_law.yaml``); the first folder given
+wins over the next. A ``DIR/config.yaml`` replaces the packaged primary config as a whole
+(Hydra's rule for a primary config: the first found is used, nothing is merged); without
+one the packaged ``config.yaml`` is used. Hydra's own groups (``hydra/...``) keep Hydra's
+order: its built-in options are found before any folder's.
 """
 
 from __future__ import annotations
 
 import difflib
 import itertools
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -42,6 +52,98 @@ def groups(extra: Sequence[str | Path] = ()) -> dict[str, list[str]]:
             if d.is_dir() and not d.name.startswith("_") and d.name != "hydra":
                 found.setdefault(d.name, set()).update(p.stem for p in d.glob("*.yaml"))
     return {g: sorted(found[g]) for g in sorted(found)}
+
+
+SEARCH_PROVIDER = "mtsbench --config-dir"   # the provider name Hydra shows (--info searchpath, config_sources)
+_user_dirs: tuple[str, ...] = ()            # the folders ``searching`` puts first; read by the plugin below
+_PLUGIN = None                              # the plugin class, once registered with Hydra
+
+
+def _search_plugin():
+    """The Hydra ``SearchPathPlugin`` putting ``_user_dirs`` before the packaged configs
+    (Hydra's ``main`` entry), registered with Hydra once; Hydra asks it whenever it builds a
+    search path (``hydra.main``, ``initialize_config_dir``)."""
+    global _PLUGIN
+    if _PLUGIN is None:
+        from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
+        from hydra.core.plugins import Plugins
+        from hydra.plugins.search_path_plugin import SearchPathPlugin
+
+        class UserConfigDirs(SearchPathPlugin):
+            """``mtsbench.config._user_dirs``, in order, before the packaged configs."""
+
+            def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+                for d in _user_dirs:
+                    search_path.prepend(SEARCH_PROVIDER, f"file://{d}", anchor=SearchPathQuery(provider="main"))
+
+        Plugins.instance().register(UserConfigDirs)
+        _PLUGIN = UserConfigDirs
+    return _PLUGIN
+
+
+def user_dirs(dirs: Sequence[str | Path]) -> tuple[str, ...]:
+    """``dirs`` as absolute paths, in order, duplicates dropped; ``ConfigError`` (one line)
+    for one that is not a folder."""
+    out: list[str] = []
+    for d in dirs:
+        path = Path(d).expanduser()
+        if not path.is_dir():
+            raise ConfigError(f"--config-dir {d}: no such folder (a folder with the configs' group layout, "
+                              f"e.g. DIR/long_decay/NAME.yaml)")
+        if str(path.resolve()) not in out:
+            out.append(str(path.resolve()))
+    return tuple(out)
+
+
+@contextmanager
+def searching(dirs: Sequence[str | Path] = ()) -> Iterator[tuple[str, ...]]:
+    """While inside, every config Hydra composes (``compose``, the ``mtsbench run`` app, a
+    sweep's jobs) searches ``dirs`` first, then the packaged configs (see the module
+    docstring); yields the folders as absolute paths. ``ConfigError`` for a missing folder."""
+    global _user_dirs
+    resolved = user_dirs(dirs)
+    previous = _user_dirs
+    if resolved:
+        _search_plugin()
+    _user_dirs = resolved
+    try:
+        yield resolved
+    finally:
+        _user_dirs = previous
+
+
+def without_config_dirs(argv: Sequence[str]) -> list[str]:
+    """``argv`` without its ``--config-dir DIR`` / ``--config-dir=DIR`` / ``-cd DIR`` flags
+    (``mtsbench run`` gives the folders to Hydra through ``searching``, not the flag: Hydra's
+    own ``--config-dir`` puts the folder after the packaged configs).
+
+    >>> without_config_dirs(["--config-dir", "a", "x=1", "-cd", "b", "--config-dir=c", "-m"])
+    ['x=1', '-m']
+    """
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--config-dir", "-cd"):
+            skip = True
+        elif not a.startswith("--config-dir="):
+            out.append(a)
+    return out
+
+
+def recorded_config_dirs(multirun_yaml: str | Path) -> list[str]:
+    """``["--config-dir", DIR, ...]`` for the user's config folders a sweep ran with, read
+    from its ``multirun.yaml`` (Hydra's ``hydra.runtime.config_sources``); [] if none or
+    unreadable. ``mtsbench run -m --resume DIR`` uses them when no ``--config-dir`` is given."""
+    import yaml
+
+    try:
+        recorded = yaml.safe_load(Path(multirun_yaml).read_text(encoding="utf-8")) or {}
+        sources = ((recorded.get("hydra") or {}).get("runtime") or {}).get("config_sources") or []
+        return [flag for s in sources if isinstance(s, dict) and s.get("provider") == SEARCH_PROVIDER
+                for flag in ("--config-dir", str(s.get("path")))]
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+        return []
 
 
 def config_dirs(argv: Sequence[str]) -> list[str]:
@@ -140,6 +242,7 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -
     from . import config_rules
 
     config_rules.refuse_secrets(overrides)
+    user_dirs(extra_dirs)                  # a missing --config-dir folder: one line, first
     check_overrides(overrides, extra_dirs)
     _parse(overrides)
     _check_additions(overrides, extra_dirs)
@@ -159,10 +262,9 @@ def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) 
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    search = [f"hydra.searchpath=[{','.join('file://' + str(Path(d).resolve()) for d in extra_dirs)}]"] \
-        if extra_dirs else []
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3", job_name="mtsbench"):
-        return hydra_compose(config_name="config", overrides=[*search, *overrides], return_hydra_config=True)
+    with searching(extra_dirs), \
+            initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3", job_name="mtsbench"):
+        return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
 
 
 def _parse(overrides: list[str]) -> list:

@@ -2,34 +2,136 @@
 
 ``RunWriter(out_dir, meta, planned)`` starts a run (``planned``: the scenario ids, in
 order). ``add(run)`` is called as each scenario finishes: its trace and timeline rows are
-appended to ``trace.jsonl.partial`` and ``timelines.csv.partial``, ``results.parquet`` is
-rewritten with every scenario done so far (``status: running`` in its metadata) and
-``summary.json`` says ``running`` with the scenarios done. ``finish(status)`` ends the
-run: the streams are renamed to ``trace.jsonl`` and ``timelines.csv``, ``results.parquet``
-gets its final ``status`` (``complete``, ``interrupted`` or ``failed``; ``stopped`` says
-why) and the metrics, ``report.md`` and ``summary.json`` (last) are computed from it.
+written as one parquet file each into the folders ``trace.parquet.partial/`` and
+``timelines.parquet.partial/`` (``00000.parquet``, ``00001.parquet``, ... in scenario
+order), ``results.parquet`` is rewritten with every scenario done so far (``status:
+running`` in its metadata) and ``summary.json`` says ``running`` with the scenarios done.
+``finish(status)`` ends the run: each stream's parts become one file, ``trace.parquet`` and
+``timelines.parquet`` (one row group per scenario, ``ROW_GROUP_ROWS`` rows at most; a
+single part is renamed, several are joined by a ``ParquetWriter`` into a temporary file
+then renamed) and the ``.partial`` folders are removed; ``results.parquet`` gets its final
+``status`` (``complete``, ``interrupted`` or ``failed``; ``stopped`` says why) and the
+metrics, ``report.md`` and ``summary.json`` (last) are computed from it.
 
 Every file is written atomically (``mtsbench.atomic``). If a write fails (``OutputError``:
 a full disk, an unwritable place) nothing is renamed into place after it: the directory
 keeps the last consistent state, whose ``summary.json`` says ``running`` (or a run that
 could mark itself says ``failed``), never a complete-looking summary beside a truncated
 trace. A process killed outright (SIGKILL) leaves the last checkpoint: ``results.parquet``
-and ``summary.json`` (``running``) of the scenarios done, and the ``.partial`` streams.
+and ``summary.json`` (``running``) of the scenarios done, and the ``.partial`` folders, each
+part a complete parquet file: ``pandas.read_parquet("DIR/trace.parquet.partial")`` reads
+the finished scenarios' trace.
+
+The files (both read by ``pandas.read_parquet(path)`` in one call; ``read_trace`` and
+``read_timelines`` also read a run directory written before parquet, ``trace.jsonl`` and
+``timelines.csv``):
+
+- ``trace.parquet`` (``TRACE_SCHEMA``): one row per memory event, in order: ``scenario``,
+  ``t`` (simulated seconds), ``event`` (created, scored, moved, ...) and ``fields``, the
+  event's other fields as a JSON object (``{"id": 3, "kind": "say", "tier": 0}``). Events
+  differ in their fields and a field's type differs between events (``belief`` is a number
+  in an impression, a pair in a merge), so they are kept as JSON text rather than one
+  column per field; ``read_trace(dir)`` (and ``mtsbench.load(dir).trace``) expands them
+  into one column per field, as the JSONL trace read with ``pandas.read_json`` gave;
+- ``timelines.parquet`` (``TIMELINE_SCHEMA``): ``scenario, index, step, memory, t, long,
+  short, tier`` (``mtsbench.timelines``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from . import results
-from .atomic import append_lines, finish_stream, write_atomic
+from .atomic import write_atomic
+from .errors import OutputError
 from .timelines import COLUMNS as TIMELINE_COLUMNS
 
 STATUSES = ("complete", "interrupted", "failed")
-STREAMS = ("trace.jsonl", "timelines.csv")
+TRACE, TIMELINES = "trace.parquet", "timelines.parquet"
+STREAMS = (TRACE, TIMELINES)
+OLD_FILES = {TRACE: "trace.jsonl", TIMELINES: "timelines.csv"}     # what runs wrote before parquet
+TRACE_COLUMNS = ["scenario", "t", "event"]                         # the fixed columns; the rest: fields
+TRACE_SCHEMA = pa.schema([("scenario", pa.string()), ("t", pa.float64()), ("event", pa.string()),
+                          ("fields", pa.string())])
+TIMELINE_SCHEMA = pa.schema([("scenario", pa.string()), ("index", pa.int64()), ("step", pa.string()),
+                             ("memory", pa.string()), ("t", pa.float64()), ("long", pa.float64()),
+                             ("short", pa.float64()), ("tier", pa.int64())])
+SCHEMAS = {TRACE: TRACE_SCHEMA, TIMELINES: TIMELINE_SCHEMA}
+ROW_GROUP_ROWS = 262_144        # a scenario with more rows is split into row groups of this many
+COMPRESSION = "zstd"
+assert TIMELINE_SCHEMA.names == TIMELINE_COLUMNS
+
+
+def trace_table(events: list[dict]) -> pa.Table:
+    """The events as a ``TRACE_SCHEMA`` table: ``scenario``, ``t`` and ``event`` as columns
+    (when they are a string, a number and a string), every other field in ``fields`` (JSON).
+
+    >>> trace_table([{"scenario": "s", "t": 1, "event": "created", "id": 3, "steps": ["a"]}]).to_pylist()
+    [{'scenario': 's', 't': 1.0, 'event': 'created', 'fields': '{"id":3,"steps":["a"]}'}]
+    """
+    columns: dict[str, list] = {"scenario": [], "t": [], "event": [], "fields": []}
+    for e in events:
+        rest = dict(e)
+        scenario, t, event = rest.pop("scenario", None), rest.pop("t", None), rest.pop("event", None)
+        if scenario is not None and not isinstance(scenario, str):
+            rest["scenario"], scenario = scenario, None
+        if event is not None and not isinstance(event, str):
+            rest["event"], event = event, None
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
+            rest["t"], t = t, None
+        columns["scenario"].append(scenario)
+        columns["t"].append(None if t is None else float(t))
+        columns["event"].append(event)
+        columns["fields"].append(json.dumps(rest, ensure_ascii=False, separators=(",", ":"), default=results._json))
+    return pa.table(columns, schema=TRACE_SCHEMA)
+
+
+def timelines_table(rows: list[dict]) -> pa.Table:
+    """Timeline rows (dicts with ``TIMELINE_COLUMNS``) as a ``TIMELINE_SCHEMA`` table."""
+    return pa.table({c: [r.get(c) for r in rows] for c in TIMELINE_COLUMNS}, schema=TIMELINE_SCHEMA)
+
+
+def _parquet_bytes(tables, schema: pa.Schema) -> bytes:
+    """``tables`` (an iterable of tables of ``schema``) as one parquet file, a row group per
+    table (split at ``ROW_GROUP_ROWS``); a file with no rows still has the schema."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, schema, compression=COMPRESSION) as writer:
+        for table in tables:
+            if table.num_rows:
+                writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+    return sink.getvalue().to_pybytes()
+
+
+def _parts(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(".")) if folder.is_dir() else []
+
+
+def join_parts(folder: Path, path: Path, schema: pa.Schema) -> None:
+    """Put the parts in ``folder`` (``NNNNN.parquet``, in order) into place as the one file
+    ``path`` and remove ``folder``: one part is renamed, several are joined row group by
+    row group (one part in memory at a time), none gives a file with ``schema`` and no rows.
+    ``OutputError`` (one line) if it cannot be written; ``path`` is then left as it was."""
+    parts = _parts(folder)
+    try:
+        if len(parts) == 1:
+            os.replace(parts[0], path)
+        else:
+            def tables():
+                for part in parts:
+                    f = pq.ParquetFile(part)
+                    for i in range(f.num_row_groups):
+                        yield f.read_row_group(i)
+            write_atomic(path, _parquet_bytes(tables(), schema))
+        shutil.rmtree(folder, ignore_errors=True)
+    except OSError as e:
+        raise OutputError(path, e) from None
 
 
 class RunWriter:
@@ -44,7 +146,8 @@ class RunWriter:
         self.records: list[dict] = []
         self.broken = False           # a write failed: nothing more is put in place
         for name in STREAMS:          # a re-run in the same directory starts its streams afresh
-            (self.out_dir / f"{name}.partial").unlink(missing_ok=True)
+            shutil.rmtree(self._partial(name), ignore_errors=True)
+            (self.out_dir / f"{OLD_FILES[name]}.partial").unlink(missing_ok=True)
 
     def _partial(self, name: str) -> Path:
         return self.out_dir / f"{name}.partial"
@@ -53,12 +156,9 @@ class RunWriter:
         """A scenario finished: stream it and checkpoint (``info``: its entry of the
         results' ``scenarios`` metadata; default: the one given at the start)."""
         try:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            append_lines(self._partial("trace.jsonl"),
-                         (json.dumps(e, ensure_ascii=False, default=results._json) + "\n" for e in run.trace))
-            header = not self._partial("timelines.csv").exists()
-            append_lines(self._partial("timelines.csv"),
-                         [pd.DataFrame(run.timeline, columns=TIMELINE_COLUMNS).to_csv(index=False, header=header)])
+            part = f"{len(self.runs):05d}.parquet"
+            for name, table in ((TRACE, trace_table(run.trace)), (TIMELINES, timelines_table(run.timeline))):
+                write_atomic(self._partial(name) / part, _parquet_bytes([table], SCHEMAS[name]))
             self.runs.append(run)
             self.records += run.records
             sid = run.scenario.id
@@ -91,7 +191,7 @@ class RunWriter:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self._save(status, stopped)
             for name in STREAMS:
-                finish_stream(self._partial(name), self.out_dir / name)
+                join_parts(self._partial(name), self.out_dir / name, SCHEMAS[name])
             return evaluate_dir(self.out_dir, {r.scenario.id: r.scenario for r in self.runs})
         except BaseException as e:
             self.broken = True
@@ -108,3 +208,67 @@ class RunWriter:
             write_atomic(self.out_dir / "summary.json", json.dumps(body, indent=2) + "\n")
         except Exception:  # noqa: BLE001 - the directory cannot be written at all: nothing to mark
             pass
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def expand_fields(trace: pd.DataFrame) -> pd.DataFrame:
+    """A ``trace.parquet`` frame with its ``fields`` (JSON) expanded into one column per field
+    (missing: NaN; lists stay lists), after ``scenario``, ``t`` and ``event``.
+
+    >>> raw = pd.DataFrame({"scenario": ["s", "s"], "t": [0.0, 1.0], "event": ["created", "moved"],
+    ...                     "fields": ['{"id": 1, "tier": 0}', '{"ids": [1], "to": [2]}']})
+    >>> expand_fields(raw).to_dict("list")
+    {'scenario': ['s', 's'], 't': [0.0, 1.0], 'event': ['created', 'moved'], 'id': [1.0, nan], 'tier': [0.0, nan], 'ids': [nan, [1]], 'to': [nan, [2]]}
+    """
+    if "fields" not in trace.columns:
+        return trace
+    extra = pd.DataFrame.from_records([json.loads(f) if f else {} for f in trace["fields"]], index=trace.index)
+    base = trace.drop(columns="fields")
+    extra = extra[[c for c in extra.columns if c not in base.columns]]
+    return pd.concat([base, extra], axis=1)
+
+
+def read_trace(run_dir, expand: bool = True, events=None) -> pd.DataFrame | None:
+    """A run directory's trace (``trace.parquet``, else a ``trace.jsonl`` written before),
+    None without either; ``events``: only these event kinds; ``expand``: one column per
+    field (``expand_fields``), else the file's ``fields`` column as it is."""
+    run_dir = Path(run_dir)
+    if (run_dir / TRACE).is_file():
+        filters = [("event", "in", list(events))] if events else None
+        frame = pd.read_parquet(run_dir / TRACE, filters=filters)
+        return expand_fields(frame) if expand else frame
+    old = run_dir / OLD_FILES[TRACE]
+    if not old.is_file():
+        return None
+    with open(old, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    if events:
+        rows = [r for r in rows if r.get("event") in set(events)]
+    frame = pd.DataFrame.from_records(rows)
+    if expand:
+        return frame
+    table = trace_table(rows)
+    return table.to_pandas()
+
+
+def trace_events(run_dir) -> list[dict]:
+    """A run directory's trace as event dicts, in order, each as the system emitted it
+    (``scenario``, ``t``, ``event``, then its fields: what a line of ``trace.jsonl`` held);
+    [] without a trace."""
+    run_dir = Path(run_dir)
+    if not (run_dir / TRACE).is_file():
+        old = run_dir / OLD_FILES[TRACE]
+        return [json.loads(line) for line in old.read_text(encoding="utf-8").splitlines()] if old.is_file() else []
+    return [{**{k: row[k] for k in TRACE_COLUMNS if row[k] is not None}, **json.loads(row["fields"])}
+            for row in pq.read_table(run_dir / TRACE).to_pylist()]
+
+
+def read_timelines(run_dir) -> pd.DataFrame | None:
+    """A run directory's timelines (``timelines.parquet``, else a ``timelines.csv`` written
+    before), None without either."""
+    run_dir = Path(run_dir)
+    if (run_dir / TIMELINES).is_file():
+        return pd.read_parquet(run_dir / TIMELINES)
+    old = run_dir / OLD_FILES[TIMELINES]
+    return pd.read_csv(old) if old.is_file() else None

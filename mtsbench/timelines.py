@@ -1,9 +1,9 @@
-"""Attention timelines of the memories a scenario's expectations name (``timelines.csv``).
+"""Attention timelines of the memories a scenario's expectations name (``timelines.parquet``).
 
 The named steps are those of ``recall`` and ``absent`` on probes and of the ``attention``
 and ``tier`` checks. After every step the runner samples, for each named step whose
 memory exists, its long and short attention and its tier at the simulated time: the cost
-is the number of named memories, never the store's size. Plots read only the CSV. A
+is the number of named memories, never the store's size. Plots read only that file. A
 system without attention samples nothing (``MemorySystem.sample`` returns []).
 """
 

@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from mtsbench.evaluate import COLUMNS, WALL_CLOCK_COLUMNS
+from mtsbench.stream import trace_events
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
@@ -40,7 +41,7 @@ def test_run_writes_every_output(cli, tmp_path):
     for part in [summary["overall"], *summary["scenarios"].values()]:
         assert {"checks", "passed", "recall", "scored", "llm_calls", "tokens"} <= set(part)
     assert summary["overall"]["llm_calls"] > 0 and summary["overall"]["tokens"] > 0
-    events = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+    events = trace_events(out)                     # trace.parquet, one dict per event
     assert {"created", "scored", "recalled", "retrieval"} <= {e["event"] for e in events}
     assert (out / ".hydra" / "config.yaml").exists()
     assert "# mtsbench run report" in (out / "report.md").read_text()

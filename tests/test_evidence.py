@@ -16,6 +16,7 @@ from mtsbench.mechanisms.decay import Exponential, PowerLaw
 from mtsbench.mechanisms.depth import Escalate, Linear
 from mtsbench.runner import run
 from mtsbench.scenario.model import Expect, Step
+from mtsbench.stream import trace_events
 
 DEPTHS = (5, 10, 25, 50)
 
@@ -110,6 +111,6 @@ def test_bundled_metrics_do_not_change_with_evaluation_depths(tmp_path):
     assert list(without.columns) == COLUMNS + ["category", "abstain"] == COLUMNS + evidence.columns(())
     assert list(with_depths.columns) == COLUMNS + evidence.columns(DEPTHS, evidence.DEFAULT_BUDGETS)
     pd.testing.assert_frame_equal(with_depths[keep], without[keep])
-    assert (tmp_path / "0" / "trace.jsonl").read_text() == (tmp_path / "1" / "trace.jsonl").read_text()
+    assert trace_events(tmp_path / "0") == trace_events(tmp_path / "1")
     probes = with_depths[(with_depths["check"] == "probe") & with_depths["expected"].notna()]
     assert len(probes) and (probes["recall@50"] >= probes["recall@5"]).all()

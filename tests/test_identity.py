@@ -59,8 +59,8 @@ def _run(tmp_path, yaml_text, name="keyless"):
     path.write_text(yaml_text)
     cfg, choices = compose([f"scenarios=[{path}]"])
     run(cfg, tmp_path / "run", choices)
-    import json
-    return [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    from mtsbench.stream import trace_events
+    return trace_events(tmp_path / "run")
 
 
 KEYLESS = """

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from mtsbench.scenario import load_scenario
+from mtsbench.stream import trace_events
 
 DATA = Path(__file__).parent / "data" / "import"
 LOCOMO = DATA / "locomo_small.json"
@@ -279,6 +280,7 @@ steps:
   at: '2023-06-10T20:11:00'
   probe: When did Caroline go to the support group?
   category: temporal
+  answer: 7 May 2023
   expect:
     recall: ['D1:1']
 # q2 (multi-hop) answer: running, pottery, camping
@@ -286,6 +288,7 @@ steps:
   at: '2023-06-10T20:12:00'
   probe: What activities does Melanie do?
   category: multi-hop
+  answer: running, pottery, camping
   expect:
     recall: ['D1:2', 'D2:1', 'D3:2']
 # q3 (single-hop) answer: 10
@@ -293,6 +296,7 @@ steps:
   at: '2023-06-10T20:13:00'
   probe: How many kilometres did Melanie run?
   category: single-hop
+  answer: '10'
   expect:
     recall: ['D1:4']
 # q4 (single-hop) answer: Adoption agencies
@@ -300,6 +304,7 @@ steps:
   at: '2023-06-10T20:14:00'
   probe: What did Caroline research?
   category: single-hop
+  answer: Adoption agencies
   expect:
     recall: ['D2:2']
 # q5 (multi-hop) answer: mountains
@@ -307,12 +312,13 @@ steps:
   at: '2023-06-10T20:15:00'
   probe: Where did Melanie camp?
   category: multi-hop
+  answer: mountains
   expect:
     recall: ['D3:2']
 # q6 (open-domain) answer: Likely yes
-- {id: q6, at: '2023-06-10T20:16:00', probe: 'Would Caroline enjoy a painting class?', category: open-domain}
+- {id: q6, at: '2023-06-10T20:16:00', probe: 'Would Caroline enjoy a painting class?', category: open-domain, answer: Likely yes}
 # q7 (single-hop) answer: a bowl
-- {id: q7, at: '2023-06-10T20:17:00', probe: 'What did Melanie make in pottery class?', category: single-hop}
+- {id: q7, at: '2023-06-10T20:17:00', probe: 'What did Melanie make in pottery class?', category: single-hop, answer: a bowl}
 # q8 (adversarial) adversarial: the right answer is 'not mentioned'; trap answer: a dog
 - {id: q8, at: '2023-06-10T20:18:00', probe: 'What did Caroline adopt at the race?', category: adversarial, abstain: true}
 """,
@@ -333,6 +339,7 @@ steps:
   at: '2023-01-30T14:33:00'
   probe: What business did Jon start?
   category: single-hop
+  answer: a dance studio
   expect:
     recall: ['D1:1', 'D3:1']
 # q2 (multi-hop) answer: she lost her job
@@ -340,6 +347,7 @@ steps:
   at: '2023-01-30T14:34:00'
   probe: Why did Gina start a store?
   category: multi-hop
+  answer: she lost her job
   expect:
     recall: ['D1:2']
 """}
@@ -421,7 +429,7 @@ def test_locomo_annotations_become_hints_on_the_right_turns(cli, tmp_path):
 def test_locomo_annotations_drive_summaries_events_and_consolidation(cli, tmp_path):
     imported(cli, tmp_path, "locomo", LOCOMO, "--annotations")
     _, summary = run_imported(cli, tmp_path)                 # the default configuration (mts, mock LLM)
-    trace = [json.loads(line) for line in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    trace = trace_events(tmp_path / "run")
 
     def of(kind, scenario):
         return [r for r in trace if r["event"] == kind and r["scenario"] == scenario]

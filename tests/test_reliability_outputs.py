@@ -10,7 +10,6 @@ inside the second scenario when the signal is sent.
 """
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from mtsbench.llm.testing import FakeOpenAI, valid_answer
@@ -73,11 +73,40 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
     assert summary["scenarios_planned"] == ["milk_allergy", "deep_memory", "field_warmup"]
     assert summary["stopped"] == {"signal": signal.Signals(signum).name, "scenario": "deep_memory"}
     assert list(summary["scenarios"]) == ["milk_allergy"] and summary["overall"]["checks"] > 0
-    trace = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
-    assert trace and {e["scenario"] for e in trace} == {"milk_allergy"}
+    trace = pd.read_parquet(out / "trace.parquet")                      # the finished scenario, readable
+    assert len(trace) and set(trace["scenario"]) == {"milk_allergy"}
+    assert set(pd.read_parquet(out / "timelines.parquet")["scenario"]) <= {"milk_allergy"}
     assert set(pd.read_csv(out / "metrics.csv")["scenario"]) == {"milk_allergy"}
     assert not list(out.glob("*.partial")) and not list(out.glob(".*.tmp-*"))
     assert not (out / "failure.json").exists()
+
+
+def test_a_killed_run_leaves_its_finished_scenarios_readable(tmp_path):
+    """SIGKILL: no footer can be written then, so each scenario is its own complete part."""
+    out = tmp_path / "run"
+    release, waiting = threading.Event(), threading.Event()
+
+    def answer(body):
+        if (out / "summary.json").exists():
+            waiting.set()
+            release.wait()
+        return valid_answer(body)
+
+    with FakeOpenAI(answer=answer) as server:
+        proc = subprocess.Popen([*mtsbench_exe(), "run", SCENARIOS, "llm=openai", f"llm.base_url={server.url}",
+                                 "llm.model=fake", f"hydra.run.dir={out}"], cwd=tmp_path, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            _wait_for(waiting.is_set, proc)
+            proc.kill()
+            proc.communicate()
+        finally:
+            release.set()
+    assert json.loads((out / "summary.json").read_text())["status"] == "running"
+    assert not (out / "trace.parquet").exists()
+    for name in ("trace.parquet", "timelines.parquet"):           # pandas reads the parts' folder in one call
+        assert set(pd.read_parquet(out / f"{name}.partial")["scenario"]) <= {"milk_allergy"}
+    assert len(pd.read_parquet(out / "trace.parquet.partial")) > 0
 
 
 def _run_with_failing_writes(tmp_path, names: tuple[str, ...]):
@@ -95,7 +124,8 @@ class Full(io.TextIOBase):
 def full_open(file, mode="r", *args, **kwargs):
     f = real_open(file, mode, *args, **kwargs)
     name = os.path.basename(str(file)).lstrip(".")
-    if any(ch in mode for ch in "wa") and any(name.startswith(n) for n in NAMES):
+    folder = os.path.basename(os.path.dirname(str(file)))    # the parts of trace.parquet.partial/
+    if any(ch in mode for ch in "wa") and any(name.startswith(n) or folder.startswith(n) for n in NAMES):
         write = f.write
         def half(data):
             write(data[: len(data) // 2])
@@ -112,21 +142,22 @@ sys.exit(main(["run", "scenarios=[milk_allergy,deep_memory]", "hydra.run.dir={ou
 
 
 def test_a_full_disk_while_streaming_is_one_line_and_no_complete_summary(tmp_path):
-    r, out = _run_with_failing_writes(tmp_path, ("trace.jsonl",))
+    r, out = _run_with_failing_writes(tmp_path, ("trace.parquet",))
     assert r.returncode == 2, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith("mtsbench:")]
-    assert len(lines) == 1 and "No space left on device" in lines[0] and "trace.jsonl" in lines[0], r.stderr
+    assert len(lines) == 1 and "No space left on device" in lines[0] and "trace.parquet" in lines[0], r.stderr
     assert "Traceback" not in r.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "failed" and "overall" not in summary     # never complete-looking
-    assert not (out / "trace.jsonl").exists()                            # no truncated trace in place
+    assert not (out / "trace.parquet").exists()                          # no truncated trace in place
+    assert not list(out.rglob(".*.tmp-*"))                                # nor a half-written part
     failure = json.loads((out / "failure.json").read_text())
     assert "No space left" in failure["error"]
     assert not list(out.glob(".*.tmp-*"))
 
 
 def test_a_disk_that_takes_nothing_leaves_no_empty_or_complete_file(tmp_path):
-    names = ("results.parquet", "summary.json", "failure.json", "metrics.csv", "trace.jsonl", "timelines.csv",
+    names = ("results.parquet", "summary.json", "failure.json", "metrics.csv", "trace.parquet", "timelines.parquet",
              "report.md")
     r, out = _run_with_failing_writes(tmp_path, names)
     assert r.returncode == 2, r.stderr
@@ -158,4 +189,8 @@ def test_a_complete_run_says_so(cli, tmp_path):
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["status"] == "complete" and summary["scenarios_done"] == ["milk_allergy", "deep_memory"]
     assert not list((tmp_path / "run").glob("*.partial"))
-    assert os.path.getsize(tmp_path / "run" / "trace.jsonl") > 0
+    trace = pd.read_parquet(tmp_path / "run" / "trace.parquet")
+    assert list(trace["scenario"].unique()) == ["milk_allergy", "deep_memory"]          # in order
+    assert pq.ParquetFile(tmp_path / "run" / "trace.parquet").metadata.num_row_groups == 2   # one per scenario
+    assert list(trace.columns) == ["scenario", "t", "event", "fields"]
+    assert {"id", "kind"} <= set(json.loads(trace["fields"].iloc[0]))        # bm25: created with its id

@@ -33,7 +33,7 @@ def finished(tmp_path_factory):
 def test_evaluate_regenerates_metrics_and_summary_exactly(cli, finished, tmp_path):
     run = tmp_path / "copy"
     run.mkdir()
-    for name in (FILE, "metrics.csv", "summary.json", "trace.jsonl", "timelines.csv"):
+    for name in (FILE, "metrics.csv", "summary.json", "trace.parquet", "timelines.parquet"):
         (run / name).write_bytes((finished / name).read_bytes())
     if (finished / "generated").exists():      # the generated scenario's path is kept relative to the run
         (run / "generated").mkdir()
@@ -118,3 +118,55 @@ def test_budget_columns_and_table_in_every_run(finished):
     assert evidence["budgets"] == [256, 512, 1024, 2048]
     assert evidence["recall@2048t"] is not None
     assert "R@256t" in (finished / "report.md").read_text()
+
+
+def test_the_trace_keeps_every_field_through_parquet(tmp_path):
+    """Fields differ between events and so do a field's types (belief: a number, a pair):
+    kept as JSON, they come back as emitted, in order, one row group per scenario."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from mtsbench.api import Run
+    from mtsbench.stream import SCHEMAS, RunWriter, join_parts, trace_events
+
+    class Scenario:
+        def __init__(self, sid):
+            self.id = sid
+
+    class Done:
+        def __init__(self, sid, trace, timeline):
+            self.scenario, self.trace, self.timeline, self.records = Scenario(sid), trace, timeline, []
+
+    a = [{"scenario": "a", "t": 0.0, "event": "impression", "key": "咖啡", "belief": 0.7},
+         {"scenario": "a", "t": 1.5, "event": "merged", "id": np.int64(3), "belief": [0.2, 0.9]}]
+    b = [{"scenario": "b", "t": 2.0, "event": "moved", "ids": [1, 2], "to": [0, 1], "why": "rebalance"}]
+    row = {"scenario": "b", "index": 0, "step": "s", "memory": "m", "t": 2.0, "long": 1.0, "short": 0.5, "tier": 1}
+    writer = RunWriter(tmp_path, {"scenarios": {"a": {}, "b": {}}}, ["a", "b"])
+    writer.add(Done("a", a, []))
+    writer.add(Done("b", b, [row]))
+    assert len(pd.read_parquet(tmp_path / "trace.parquet.partial")) == 3        # readable before the end
+    for name in ("trace.parquet", "timelines.parquet"):                            # as finish() joins them
+        join_parts(tmp_path / f"{name}.partial", tmp_path / name, SCHEMAS[name])
+    assert not list(tmp_path.glob("*.partial"))
+    assert trace_events(tmp_path) == [{**e, "id": 3} if "id" in e else e for e in a + b]
+    assert pq.ParquetFile(tmp_path / "trace.parquet").metadata.num_row_groups == 2
+    raw = pd.read_parquet(tmp_path / "trace.parquet")
+    assert list(raw.columns) == ["scenario", "t", "event", "fields"] and json.loads(raw["fields"][0])["key"] == "咖啡"
+    trace = Run(tmp_path).trace
+    assert trace["belief"].tolist()[:2] == [0.7, [0.2, 0.9]] and trace["ids"].tolist()[2] == [1, 2]
+    assert pd.read_parquet(tmp_path / "timelines.parquet").to_dict("records") == [row]
+
+
+def test_runs_written_before_parquet_are_still_read(tmp_path):
+    from mtsbench.api import Run
+    from mtsbench.report.data import _events
+    from mtsbench.stream import read_timelines, trace_events
+
+    events = [{"scenario": "s", "t": 0.0, "event": "created", "id": 1, "tier": 0},
+              {"scenario": "s", "t": 5.0, "event": "moved", "ids": [1], "to": [2], "why": "rebalance"},
+              {"scenario": "s", "t": 6.0, "event": "idle", "step": "x", "duration": 1.0}]
+    (tmp_path / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (tmp_path / "timelines.csv").write_text("scenario,index,step,memory,t,long,short,tier\ns,0,a,a,0.0,1.0,0.5,0\n")
+    assert trace_events(tmp_path) == events and _events(tmp_path) == events[:2]
+    assert Run(tmp_path).trace["event"].tolist() == ["created", "moved", "idle"]
+    assert read_timelines(tmp_path)["tier"].tolist() == [0] and len(Run(tmp_path).timelines) == 1

@@ -72,7 +72,7 @@ def test_probe_motivation_override(tmp_path):
 def test_timelines_sample_only_named_memories_and_match_the_checks(tmp_path):
     cfg, choices = compose(["scenarios=[field_warmup]"])
     frame = run(cfg, tmp_path, choices)
-    t = pd.read_csv(tmp_path / "timelines.csv")
+    t = pd.read_parquet(tmp_path / "timelines.parquet")
     assert set(t["memory"]) == {"basil"}
     dormant = frame[(frame["step"] == "dormant") & (frame["check"] == "attention")]["value"].iloc[0]
     at_check = t[t["step"] == "dormant"]

@@ -1,6 +1,6 @@
 """``mtsbench report DIR``: summary.csv, figures and report.md of a run or sweep directory.
 
-Reads only result files (summary.json, metrics.csv, timelines.csv, .hydra/overrides.yaml,
+Reads only result files (summary.json, metrics.csv, timelines.parquet, .hydra/overrides.yaml,
 failure.json). A sweep's report has the summary table, the recall-against-cost plots with
 their Pareto frontier, the pass matrix and the attention timelines; a single run keeps
 its own report (``report.markdown``) with the figures added. A ``notes.md`` beside the

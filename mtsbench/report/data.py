@@ -1,8 +1,9 @@
 """What the figures read from a job's saved results, each file read once.
 
-- ``metrics``: ``metrics.csv``; ``timelines``: ``timelines.parquet`` or ``timelines.csv``;
+- ``metrics``: ``metrics.csv``; ``timelines``: ``timelines.parquet`` (or the
+  ``timelines.csv`` of a run written before parquet);
 - ``tier_sizes``: members per tier over time, replayed from the memory events of
-  ``trace.parquet`` or ``trace.jsonl`` (created with its tier, moved, dropped);
+  ``trace.parquet`` (or an older ``trace.jsonl``): created with its tier, moved, dropped;
 - ``meta``: the metadata of ``results.parquet`` (config, choices, each scenario's file);
 - ``steps``: a scenario file's steps (time and text), to title a memory by its text and
   place probes and checks in time. Scenario files above ``MAX_SCENARIO_BYTES`` (a generated
@@ -35,13 +36,14 @@ def metrics(job: Job) -> pd.DataFrame | None:
 
 @lru_cache(maxsize=256)
 def _timelines(d: str) -> pd.DataFrame | None:
-    if (Path(d) / "timelines.parquet").is_file():
-        return pd.read_parquet(Path(d) / "timelines.parquet")
-    return pd.read_csv(Path(d) / "timelines.csv") if (Path(d) / "timelines.csv").is_file() else None
+    from ..stream import read_timelines
+
+    return read_timelines(d)
 
 
 def timelines(job: Job) -> pd.DataFrame | None:
-    """The job's timelines (parquet preferred), None if it has none."""
+    """The job's timelines (``timelines.parquet``, or a ``timelines.csv`` written before),
+    None if it has none."""
     frame = _timelines(str(job.dir)) if job.ok else None
     return frame if frame is not None and len(frame) else None
 
@@ -50,16 +52,15 @@ TIER_EVENTS = ("created", "moved", "dropped")
 
 
 def _events(path: Path) -> list[dict]:
-    """The trace's created, moved and dropped events, in order (parquet or JSONL)."""
-    if (path / "trace.parquet").is_file():
-        trace = pd.read_parquet(path / "trace.parquet")
-        trace = trace[trace["event"].isin(TIER_EVENTS)]
-        return [{k: v for k, v in r.items() if v is not None} for r in trace.to_dict("records")]
-    if not (path / "trace.jsonl").is_file():
+    """The trace's created, moved and dropped events, in order (``trace.parquet``, or a
+    ``trace.jsonl`` written before; only these events' fields are decoded)."""
+    from ..stream import read_trace
+
+    trace = read_trace(path, expand=False, events=TIER_EVENTS)
+    if trace is None or trace.empty:
         return []
-    with open(path / "trace.jsonl", encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if any(f'"{e}"' in line for e in TIER_EVENTS)]
-    return [r for r in rows if r.get("event") in TIER_EVENTS]
+    return [{"scenario": s, "t": t, "event": e, **json.loads(f)}
+            for s, t, e, f in zip(trace["scenario"], trace["t"], trace["event"], trace["fields"])]
 
 
 def occupancy(events: list[dict]) -> pd.DataFrame:
