@@ -15,6 +15,7 @@ import math
 import pandas as pd
 
 from . import evidence
+from .answer import COLUMNS as ANSWER_COLUMNS
 from .results import COST_COLUMNS, STEP_RECORDS
 from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario, StepAttentionCheck,
                              TierCheck)
@@ -92,7 +93,12 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
     head = _row(rec, "probe", passed, recall, " ".join(step.expect.recall) or None, k=k,
                 recall=None if recall is None else round(recall, 4), hit=hit)
     tokens = [] if rec.ranked_tokens is None else [int(t) for t in rec.ranked_tokens]
-    head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets))
+    scores = [] if rec.ranked_scores is None else [float(x) for x in rec.ranked_scores][: min(k, used)]
+    head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets, used_scores=scores))
+    for column in ANSWER_COLUMNS:          # mtsbench.answer: set when the run scored the probe's answer
+        value = getattr(rec, column, None)
+        if value is not None and not pd.isna(value):
+            head[column] = float(value)
     return [head, *out]
 
 
@@ -176,6 +182,7 @@ def scored_total(records: pd.DataFrame) -> int:
 
 
 def metrics_frame(rows: list[dict], depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> pd.DataFrame:
-    frame = pd.DataFrame(rows, columns=COLUMNS + evidence.columns(depths, budgets))
+    answers = list(ANSWER_COLUMNS) if any(c in r for r in rows for c in ANSWER_COLUMNS) else []   # when scored
+    frame = pd.DataFrame(rows, columns=COLUMNS + evidence.columns(depths, budgets) + answers)
     return frame.astype({c: "Int64" for c in INT_COLUMNS})
 

@@ -22,14 +22,30 @@ the largest depth); a budget larger than that ranking holds is counted on what i
 Aggregates are means over the probes that have evidence; abstaining probes and probes
 without evidence count in ``probes`` and ``scored`` (mean memories scored per probe) only.
 ``config.evaluation.recall_at`` lists the depths (default 5, 10, 25, 50).
+
+**False recall of abstaining probes.** An abstaining probe (``abstain: true``: the memory
+does not hold the answer) has no evidence to find; what it can get wrong is to return
+something confidently. Its row's ``abstain_score`` is the best score among the memories it
+used (its top k; empty: no score), and::
+
+    false_recall = |{abstaining probes p : abstain_score(p) >= evaluation.abstain_threshold}|
+                   / |abstaining probes|
+
+(``false_recall`` in each evidence block, None without abstaining probes; default
+threshold 0.5). Scores are on the system's own scale — the seed design's cosine +
+0.3 * attention / 10, BM25's raw score under ``system=bm25``, a min-max sum under
+``generative_agents`` — so compare false recall between configurations that share a
+scoring formula, or set the threshold per formula.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 DEFAULT_DEPTHS = (5, 10, 25, 50)
 DEFAULT_BUDGETS = (256, 512, 1024, 2048)
+ABSTAIN_THRESHOLD = 0.5
 
 
 def depths_of(config) -> tuple[int, ...]:
@@ -44,6 +60,14 @@ def budgets_of(config) -> tuple[int, ...]:
     return tuple(sorted({int(b) for b in (node.get("recall_at_tokens") or ())}))
 
 
+def abstain_threshold_of(config) -> float:
+    """The score at which a memory an abstaining probe returns is a false recall
+    (``evaluation.abstain_threshold``, default ``ABSTAIN_THRESHOLD``)."""
+    node = (config.get("evaluation") or {}) if config is not None else {}
+    value = node.get("abstain_threshold")
+    return ABSTAIN_THRESHOLD if value is None else float(value)
+
+
 def rank_depth_of(config) -> int:
     """How deep probes report their ranking: ``evaluation.rank_to``, at least the largest depth."""
     node = (config.get("evaluation") or {}) if config is not None else {}
@@ -53,7 +77,7 @@ def rank_depth_of(config) -> int:
 def columns(depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> list[str]:
     """The metrics.csv columns this module fills on probe rows."""
     return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
-            *(f"recall@{b}t" for b in budgets)]
+            *(f"recall@{b}t" for b in budgets), *(["abstain_score"] if depths else [])]
 
 
 def within_budget(tokens: list[int], budget: int) -> int:
@@ -94,9 +118,10 @@ def first_ranks(provenance: list[tuple[str, ...]], steps: tuple[str, ...]) -> di
 
 
 def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...], tokens: list[int] = (),
-                 budgets: tuple[int, ...] = ()) -> dict:
+                 budgets: tuple[int, ...] = (), used_scores: list[float] = ()) -> dict:
     """The evidence columns of one probe row, from its ranking's provenance and token
-    lengths (best first)."""
+    lengths (best first); ``used_scores``: the scores of the memories it used (its top k),
+    whose best is an abstaining probe's ``abstain_score``."""
     out: dict = {"category": step.category, "abstain": True if step.abstain else None}
     ranks = first_ranks(provenance, step.expect.recall)
     sessions = step.expect.recall_sessions
@@ -110,6 +135,8 @@ def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...
     for b in budgets:
         out[f"recall@{b}t"] = round(recall_at(list(ranks.values()), within_budget(list(tokens), b)), 4) \
             if ranks else None
+    if depths:
+        out["abstain_score"] = round(float(max(used_scores)), 6) if step.abstain and len(used_scores) else None
     return out
 
 
@@ -118,11 +145,30 @@ def _mean(values: pd.Series) -> float | None:
     return None if values.empty else round(float(values.mean()), 4)
 
 
-def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> dict:
+def false_recall(probes: pd.DataFrame, threshold: float = ABSTAIN_THRESHOLD) -> float | None:
+    """Share of the abstaining probes whose ``abstain_score`` is at least ``threshold``
+    (None without abstaining probes or without the column; a probe that returned nothing
+    has no score: not a false recall).
+
+    >>> f = pd.DataFrame({"abstain": [True, True, None, True], "abstain_score": [0.7, 0.2, 0.9, None]})
+    >>> false_recall(f, 0.5), false_recall(f, 0.1), false_recall(f.iloc[2:3], 0.5)
+    (0.3333, 0.6667, None)
+    """
+    abstain = probes["abstain"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    if not abstain.any():
+        return None
+    if "abstain_score" not in probes:             # a table written before the column existed
+        return None
+    scores = pd.to_numeric(probes["abstain_score"], errors="coerce").to_numpy(dtype=float)[abstain]
+    return round(float(np.mean(np.nan_to_num(scores, nan=-np.inf) >= threshold)), 4)
+
+
+def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = (),
+           threshold: float = ABSTAIN_THRESHOLD) -> dict:
     has = pd.to_numeric(probes[f"recall@{depths[0]}"], errors="coerce").notna()
     abstain = probes["abstain"].astype("boolean").fillna(False)
     out = {"probes": int(len(probes)), "with_evidence": int(has.sum()), "abstain": int(abstain.sum()),
-           "scored": _mean(probes["scored"])}
+           "false_recall": false_recall(probes, threshold), "scored": _mean(probes["scored"])}
     for d in depths:
         out[f"recall@{d}"] = _mean(probes[f"recall@{d}"])
     for d in depths:
@@ -132,18 +178,30 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ..
     return out
 
 
-def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> dict | None:
-    """Evidence recall of a metrics table's probes: overall and ``by_category`` (None without depths)."""
+def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = (),
+              abstain_threshold: float | None = None) -> dict | None:
+    """Evidence recall of a metrics table's probes: overall and ``by_category`` (None without
+    depths); ``false_recall`` of the abstaining probes at ``abstain_threshold`` (None: the default)."""
     if not depths or f"recall@{depths[0]}" not in frame:
         return None
+    threshold = ABSTAIN_THRESHOLD if abstain_threshold is None else float(abstain_threshold)
     probes = frame[frame["check"] == "probe"]
     budgets = tuple(b for b in budgets if f"recall@{b}t" in frame)
     out = {"depths": list(depths), **({"budgets": list(budgets)} if budgets else {}),
-           **_block(probes, depths, budgets), "by_category": {}}
+           "abstain_threshold": threshold, **_block(probes, depths, budgets, threshold), "by_category": {}}
     categories = probes["category"].dropna()
     for category in sorted(set(categories.astype(str))):
-        out["by_category"][category] = _block(probes[probes["category"].astype(str) == category], depths, budgets)
+        out["by_category"][category] = _block(probes[probes["category"].astype(str) == category], depths, budgets,
+                                              threshold)
     return out
+
+
+def false_recall_line(evidence: dict) -> str | None:
+    """One sentence on the abstaining probes' false recall (None without abstaining probes)."""
+    if evidence.get("false_recall") is None:
+        return None
+    return (f"false recall of the {evidence['abstain']} abstaining probes: {evidence['false_recall']:.3f} "
+            f"(share whose top k holds a memory scoring >= {evidence['abstain_threshold']:g})")
 
 
 def table_rows(evidence: dict) -> tuple[list[str], list[list[str]]]:
@@ -174,7 +232,8 @@ def console(evidence: dict | None) -> str:
              for r in [head, *rows]]
     note = ("evidence recall@k (R@k: share of evidence steps in the top k; sR@k: of evidence sessions; R@Bt: "
             "within a context of B tokens) and memories scored per probe:")
-    return "\n".join([note, *lines])
+    extra = false_recall_line(evidence)
+    return "\n".join([*([extra] if extra else []), note, *lines])
 
 
 def markdown(evidence: dict | None) -> list[str]:
@@ -189,4 +248,5 @@ def markdown(evidence: dict | None) -> list[str]:
              "abstaining probes count in `probes` and `scored` only.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return lines + [""]
+    extra = false_recall_line(evidence)
+    return lines + ([""] + [extra[0].upper() + extra[1:] + "."] if extra else []) + [""]

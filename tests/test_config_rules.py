@@ -33,8 +33,8 @@ BAD = {
     "workload.k=0": "no such key 'workload.k' (workload=probes has no keys)",
     "+foo=1": "cannot add 'foo': no component reads it",
     "foo=1": "no such key 'foo'",
-    "retrieval.kk=3": "no such key 'retrieval.kk' (retrieval has: relevance_weight, attention_weight, "
-                      "candidates, context)",
+    "retrieval.kk=3": "no such key 'retrieval.kk' (retrieval=dense has: relevance_weight, attention_weight, "
+                      "candidates, context, relevance)",
 }
 MORE = {
     "retrieval.candidate=3": "no such key 'retrieval.candidate' (did you mean 'retrieval.candidates'?)",

@@ -45,7 +45,7 @@ class Memory:
         self.depth = depth
         self.arousal = arousal
         self.store = MemoryStore(dim=embedder.dim)
-        self.index = make_index(embedder.dim, tiers.n_tiers, index)
+        self.index = retriever.tier_index(self.store, make_index(embedder.dim, tiers.n_tiers, index))
         self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
         self.processes = ProcessCosts(work=lambda: self.index.work_)
         self.arousal_cost = SearchCost()
@@ -111,10 +111,12 @@ class Memory:
         return float(np.max(self.attention_of(ids))) if len(ids) else 0.0
 
     # -- searching and recalling -------------------------------------------------------------
-    def search(self, vector: np.ndarray, k: int, motivation: float, rank_to: int = 0) -> Retrieval:
-        """Search the tiers at this motivation; ``rank_to`` ranks that deep for reporting only."""
+    def search(self, vector: np.ndarray, k: int, motivation: float, rank_to: int = 0,
+               text: str | None = None) -> Retrieval:
+        """Search the tiers at this motivation; ``rank_to`` ranks that deep for reporting only;
+        ``text`` (the query's) lets a lexical ``retrieval.relevance`` (bm25, hybrid) take part."""
         found = self.retriever.search(self.store, self.attention, self.index, self.depth, vector, k,
-                                      motivation, self.now, rank_to=rank_to)
+                                      motivation, self.now, rank_to=rank_to, text=text)
         self.processes.add_search(scored=found.cost.scored, index_queries=found.cost.index_queries)
         return found
 
@@ -178,7 +180,9 @@ class Memory:
         tier = int(self.tiering.targets(self.store, ids, self.now, full=False)[0])
         self.store.tier[i] = tier
         self.index.add(tier, ids, vector[None, :])
-        self.emit("created", id=i, kind=kind, steps=list(provenance), tier=tier)
+        said = {"key": fact.get("key"), "value": fact.get("value"), "belief": fact.get("belief"), "text": text} \
+            if kind in ("fact", "conjecture") else {}      # what the LLM concluded: mtsbench calibrate reads it
+        self.emit("created", id=i, kind=kind, steps=list(provenance), tier=tier, **said)
         self._spill(tier)
         return i
 

@@ -1,4 +1,5 @@
-"""Retrieval through the tiers: score = relevance_weight * cosine + attention_weight * attention / 10.
+"""Retrieval through the tiers: score = relevance_weight * relevance + attention_weight * attention / 10
+(relevance: the cosine by default; BM25 or their fusion with ``retrieval=bm25``, ``hybrid``).
 
 ``TieredSearch.search`` walks the tiers from the top, as deep as the depth policy allows
 for the task's solving motivation, scoring each tier's candidates (all members of an
@@ -13,6 +14,13 @@ working context (and so recalls); the probe is judged on the first k of them.
 
 ``rank_to`` (evaluation only) also ranks the memories already scored down to that depth
 (``Retrieval.ranked``); the tier walk, the cost and the top k do not change with it.
+
+``relevance`` (the ``retrieval`` group: ``retrieval=dense``, ``bm25``, ``hybrid``; see
+``memory.relevance``) says what relevance is and which memories a tier search considers.
+None or ``Cosine`` (the default) is the dense search above, unchanged; ``Bm25`` and
+``Hybrid`` need the query text (``search(..., text=)``) and the memory's tier index
+wrapped by ``tier_index`` (BM25 postings per tier, ``memory.lexical``); a search without
+text stays dense.
 """
 
 from __future__ import annotations
@@ -104,11 +112,21 @@ class TieredSearch:
     """Search tier by tier down to the depth the motivation affords."""
 
     def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.3, candidates: int = 50,
-                 context: int | None = None):
+                 context: int | None = None, relevance=None):
         self.relevance_weight = relevance_weight
         self.attention_weight = attention_weight
         self.candidates = candidates
         self.context = context
+        self.relevance = relevance
+
+    def lexical(self) -> bool:
+        """Does the relevance need the query text (BM25 or hybrid)?"""
+        return bool(getattr(self.relevance, "lexical", False))
+
+    def tier_index(self, store: MemoryStore, index):
+        """The tier index a memory keeps: ``index`` itself for dense relevance; wrapped with
+        BM25 postings per tier (``memory.lexical.LexicalTiers``) for a lexical one."""
+        return self.relevance.wrap(store, index) if self.lexical() else index
 
     def combine(self, relevance: np.ndarray, attention: np.ndarray) -> np.ndarray:
         """relevance_weight * relevance + attention_weight * attention / 10."""
@@ -148,9 +166,13 @@ class TieredSearch:
         return scores, att
 
     def search(self, store: MemoryStore, attention: DualAttention, index: TierIndexes, depth: DepthPolicy,
-               query: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0) -> Retrieval:
+               query: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0,
+               text: str | None = None) -> Retrieval:
         """Walk the tiers; the weighted sum (``score`` not overridden) evaluates attention
-        only for the candidates that can reach the ranking (``bounded``): same ranking."""
+        only for the candidates that can reach the ranking (``bounded``): same ranking.
+        With a lexical ``relevance`` and a ``text``: ``search_lexical``."""
+        if text is not None and self.lexical():
+            return self.search_lexical(store, attention, index, depth, query, text, k, motivation, now, rank_to)
         q = query.astype(np.float32)
         limit = depth.limit(motivation, index.n_tiers)
         lazy = type(self).score is TieredSearch.score
@@ -179,6 +201,52 @@ class TieredSearch:
                 scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
             else:
                 scores = self.score(store, ids, rel, att, now)
+            keep = np.isfinite(scores)
+            ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
+        if not parts or not len(ids):
+            empty = np.zeros(0)
+            return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
+        deep = rank(scores, depth_k)
+        top = deep[:k]
+        return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep])
+
+    def search_lexical(self, store: MemoryStore, attention: DualAttention, index, depth: DepthPolicy,
+                       query: np.ndarray, text: str, k: int, motivation: float, now: float,
+                       rank_to: int = 0) -> Retrieval:
+        """The tier walk of ``search`` with BM25 or hybrid relevance: each tier's candidates
+        come from ``relevance.candidates``; relevance is computed over all the candidates
+        found so far (ranks fuse over them), so the walk's best score and the final ranking
+        score every candidate of the tiers searched together."""
+        q = query.astype(np.float32)
+        terms = index.terms(text)
+        limit = depth.limit(motivation, index.n_tiers)
+        lazy = type(self).score is TieredSearch.score
+        depth_k = max(k, rank_to)
+        cost = SearchCost()
+        parts: list[tuple[np.ndarray, ...]] = []
+        best, found = -np.inf, 0
+        ids = rel = att = scores = np.zeros(0)
+        for tier in range(limit):
+            t_ids, dense, lex, scored = self.relevance.candidates(store, index, tier, q, terms,
+                                                                  max(self.candidates, k))
+            cost.scored += scored
+            cost.tiers_searched = tier + 1
+            cost.index_queries += 1
+            if len(t_ids):
+                t_att = np.full(len(t_ids), np.nan) if lazy else attention.total(store, t_ids, now)
+                parts.append((t_ids, dense, lex, t_att))
+                ids, dense_all, lex_all, att = (np.concatenate(x) for x in zip(*parts))
+                rel = self.relevance.relevance(dense_all, lex_all, terms.bound)
+                if lazy:
+                    scores, att = self.bounded(store, attention, ids, rel, now, 1)
+                else:
+                    scores = self.score(store, ids, rel, att, now)
+                best, found = float(scores.max()), int(np.isfinite(scores).sum())
+            if tier + 1 < limit and not depth.go_deeper(tier + 1, best, found, k):
+                break
+        if parts:
+            if lazy:
+                scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
             keep = np.isfinite(scores)
             ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
         if not parts or not len(ids):

@@ -1,7 +1,9 @@
 """Query-time scorers of peer designs: ``retrieval`` targets that replace the weighted sum.
 
 Each is a ``TieredSearch`` whose ``score`` is another formula over the candidates a
-search reaches; searching, cost counting and ranking stay those of ``TieredSearch``.
+search reaches; searching, cost counting and ranking stay those of ``TieredSearch``, and
+so does ``relevance`` (the ``retrieval`` group: cosine, BM25 or their fusion), the
+formulas' relevance term.
 
 - ``WeightedMinMax`` (Generative Agents, Park et al. 2023): a weighted sum of min-max
   normalised recency, importance and relevance.
@@ -52,8 +54,8 @@ class WeightedMinMax(TieredSearch):
     """
 
     def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 1.0, recency_weight: float = 1.0,
-                 recency_decay: float = 0.995, candidates: int = 50, context: int | None = None):
-        super().__init__(relevance_weight, attention_weight, candidates, context)
+                 recency_decay: float = 0.995, candidates: int = 50, context: int | None = None, relevance=None):
+        super().__init__(relevance_weight, attention_weight, candidates, context, relevance)
         self.recency_weight = recency_weight
         self.recency_decay = recency_decay
 
@@ -84,8 +86,8 @@ class Forgetting(TieredSearch):
     """
 
     def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.0, candidates: int = 50,
-                 context: int | None = None, full: float = 10.0, seed: int = 0):
-        super().__init__(relevance_weight, attention_weight, candidates, context)
+                 context: int | None = None, full: float = 10.0, seed: int = 0, relevance=None):
+        super().__init__(relevance_weight, attention_weight, candidates, context, relevance)
         self.full = full
         self.seed = seed
         self.thresholds_ = np.zeros(0)

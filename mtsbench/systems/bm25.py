@@ -19,50 +19,35 @@ release was in 2022 and it rescores from the raw corpus; bm25s is maintained and
 precomputes every (token, document) score into a sparse CSC matrix (numpy, or scipy when
 installed), so a query is a few vectorised column sums. Either way an index is built from
 a whole corpus; here it is rebuilt lazily, at a probe, only if memories were added since
-the last one (``rebuilds_`` counts the builds).
+the last one (``rebuilds_`` counts the builds). The seed design's tiers use the same
+formula through an incremental index instead (``memory.lexical``, ``retrieval=bm25``):
+see there why.
 
-Tokens (:func:`tokenize`) suit English and Chinese alike, as the hashing embedder's do
-(``mtsbench.embed.hashing``): lower-cased words of Latin letters and digits, less its
-stop words; in a run of CJK characters each character (less the stop characters) and
-each pair of adjacent characters.
+Tokens (:func:`mtsbench.memory.lexical.tokenize`) suit English and Chinese alike, as the
+hashing embedder's do (``mtsbench.embed.hashing``): lower-cased words of Latin letters and
+digits, less its stop words; in a run of CJK characters each character (less the stop
+characters) and each pair of adjacent characters.
+
+This system reads no ``retrieval`` node: ``retrieval=dense`` (the default) and
+``retrieval=bm25`` change nothing here, and ``retrieval=hybrid`` with ``system=bm25`` is
+refused at composition (one line; ``config_rules``).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
 
 import bm25s
 import numpy as np
 
-from ..embed.hashing import STOP_WORDS
 from ..llm.base import estimate_tokens
+from ..memory.lexical import tokenize
 from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
 
-_TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")    # the hashing embedder's word pattern
-_CJK = re.compile(r"[\u3400-\u9fff]")
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
-
-
-def tokenize(text: str) -> list[str]:
-    """The BM25 tokens of ``text``, in order (see the module docstring).
-
-    >>> tokenize("I am allergic to MILK, 2 glasses")
-    ['allergic', 'milk', '2', 'glasses']
-    >>> tokenize("我对牛奶过敏")
-    ['对', '牛', '奶', '过', '敏', '我对', '对牛', '牛奶', '奶过', '过敏']
-    """
-    out: list[str] = []
-    for run in _TOKEN.findall(text.lower()):
-        if _CJK.match(run):
-            out += [c for c in run if c not in STOP_WORDS]
-            out += [a + b for a, b in zip(run, run[1:])]
-        elif run not in STOP_WORDS:
-            out.append(run)
-    return out
 
 
 class Bm25System(PlainSystem):
@@ -141,6 +126,10 @@ class Bm25System(PlainSystem):
                             "scores": [round(s, 6) for s in ranking.scores], "scored": n})
         cost = Cost(scored=n, tiers_searched=1, index_queries=1, latency_ms=_ms(started))
         return Outcome(cost=cost, ranking=ranking)
+
+    def context_texts(self, ids) -> list[str]:
+        """The texts of memories ``ids`` (a probe's context, for ``mtsbench.answer``)."""
+        return [self.texts_[int(i)] for i in ids]
 
     def read(self, query) -> object:
         """No belief, conjecture, attention, tier or event state: always ``UNSUPPORTED``."""
