@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mtsbench.llm import prompts
 from mtsbench.llm.base import LLM, Association, EventTag, Fact, Impression, Item, Relation, Summary, estimate_tokens
-from mtsbench.llm.mock import MockLLM
+from mtsbench.llm.mock import MockLLM, call_inputs
 from mtsbench.llm.tasks import TASKS, AnswerError, extract_json, validate
 from mtsbench.scenario.model import Hints
 from mtsbench.seeding import generator
@@ -201,8 +201,9 @@ def test_mock_noise_reaches_every_number_stays_in_range_and_is_seeded_per_call()
 
 def test_mock_rate_attention_noise_is_the_documented_draw():
     item = Item("Milk is on the table.", "perceive", "m", "en", Hints(salience=1))
-    prompt = prompts.rate_attention_prompt(item, [])
-    want = round(float(np.clip(1.0 + generator(7, "rate_attention", prompt).normal(0.0, 0.2 * 10), 0, 10)), 3)
+    inputs = "perceive: Milk is on the table."          # the call's inputs, not the prompt's wording
+    assert call_inputs("rate_attention", item, []) == inputs
+    want = round(float(np.clip(1.0 + generator(7, "rate_attention", inputs).normal(0.0, 0.2 * 10), 0, 10)), 3)
     assert MockLLM(seed=7, noise=0.2).rate_attention(item, []) == want
 
 

@@ -13,7 +13,17 @@ tasks (DESIGN §1, §2):
   with a strength 0..1.
 - ``reassess_belief(fact, evidence, language) -> float``: belief 0..1 in a fact, given
   newer facts (each with its own belief) that restate or contradict it.
-- ``infer(info, context) -> tuple[Impression, ...]``: impressions drawn from new info.
+- ``infer(info, context, known) -> tuple[Impression, ...]``: impressions drawn from new info.
+
+Identity is kept by showing the model what memory already holds (issue 15): ``summarize``
+gets ``known_facts`` (the keys of stored facts similar to the turns) and ``known_events``
+(the categories of live events of similar text), ``infer`` gets ``known`` (the keys of the
+open impressions nearest the item, with the belief each has accumulated), each a sequence
+of ``Known``; the model reuses a name when it is about the same subject and names a new one
+otherwise. Both default to none, and an answer is read the same way either way (the
+schemas do not change). An item may carry the ``belief`` its information holds (None: not
+known, not shown); ``infer`` shows it, since what follows from an item can be no surer
+than the item.
 
 Failure contract (real backends): an answer that stays malformed or out of range after
 one repair retry, or a transport error after the client's retries, fails the call.
@@ -69,6 +79,18 @@ class Item:
     language: str = "en"
     hints: Hints = field(default_factory=Hints)
     sources: tuple[str, ...] = ()
+    belief: float | None = None
+
+
+@dataclass(frozen=True)
+class Known:
+    """A name memory already holds, shown to the model so that it can reuse it: a fact's key,
+    an event's category or an impression's key; ``text`` says what it names, ``belief`` (an
+    impression's accumulated belief, else None) how sure memory is of it."""
+
+    name: str
+    text: str
+    belief: float | None = None
 
 
 @dataclass(frozen=True)
@@ -162,8 +184,10 @@ class LLM(Protocol):
         """Attention score 0-10 of ``item`` in the light of the ``associated`` memories."""
         ...
 
-    def summarize(self, turns: Sequence[Item]) -> Summary | None:
-        """Summary, facts and event tags of ``turns`` (in the first turn's language)."""
+    def summarize(self, turns: Sequence[Item], known_facts: Sequence[Known] = (),
+                  known_events: Sequence[Known] = ()) -> Summary | None:
+        """Summary, facts and event tags of ``turns`` (in the first turn's language); the keys
+        of similar stored facts and the categories of similar events are shown for reuse."""
         ...
 
     def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str | None:
@@ -184,6 +208,7 @@ class LLM(Protocol):
         facts that restate or contradict it, each with the belief it was stated with."""
         ...
 
-    def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...] | None:
-        """Impressions drawn from ``info`` (in the light of ``context``), possibly none."""
+    def infer(self, info: Item, context: Sequence[str], known: Sequence[Known] = ()) -> tuple[Impression, ...] | None:
+        """Impressions drawn from ``info`` (in the light of ``context``), possibly none; the
+        keys of open impressions near it (``known``) are shown for reuse."""
         ...

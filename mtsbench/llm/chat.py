@@ -26,11 +26,12 @@ from typing import Any, Sequence
 
 from ..errors import TransportError
 from . import cassette
-from .base import ON_FAILURE, Association, EventTag, Fact, Impression, Item, LLMError, Relation, Summary
-from .prompts import (infer_prompt, judge_relation_prompt, merge_event_prompt, rate_attention_prompt,
-                      reassess_belief_prompt, repair_prompt, same_event_prompt, summarize_prompt, system_prompt)
-from .tasks import (INFER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF, SAME_EVENT, SUMMARIZE,
-                    AnswerError, Task)
+from .base import ON_FAILURE, Association, EventTag, Fact, Impression, Item, Known, LLMError, Relation, Summary
+from .prompts import (answer_prompt, infer_prompt, judge_answer_prompt, judge_relation_prompt, merge_event_prompt,
+                      rate_attention_prompt, reassess_belief_prompt, repair_prompt, same_event_prompt, summarize_prompt,
+                      system_prompt)
+from .tasks import (ANSWER, INFER, JUDGE_ANSWER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF,
+                    SAME_EVENT, SUMMARIZE, AnswerError, Task)
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,10 @@ class ChatLLM:
     def rate_attention(self, item: Item, associated: Sequence[Association]) -> float | None:
         return self._ask(RATE_ATTENTION, rate_attention_prompt(item, associated), item.language)
 
-    def summarize(self, turns: Sequence[Item]) -> Summary | None:
-        return self._ask(SUMMARIZE, summarize_prompt(turns), turns[0].language if turns else "en")
+    def summarize(self, turns: Sequence[Item], known_facts: Sequence[Known] = (),
+                  known_events: Sequence[Known] = ()) -> Summary | None:
+        return self._ask(SUMMARIZE, summarize_prompt(turns, known_facts, known_events),
+                         turns[0].language if turns else "en")
 
     def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str | None:
         return self._ask(MERGE_EVENT, merge_event_prompt(event_text, new_text, language), language)
@@ -134,5 +137,14 @@ class ChatLLM:
     def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
         return self._ask(REASSESS_BELIEF, reassess_belief_prompt(fact, evidence, language), language)
 
-    def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...] | None:
-        return self._ask(INFER, infer_prompt(info, context), info.language)
+    def infer(self, info: Item, context: Sequence[str], known: Sequence[Known] = ()) -> tuple[Impression, ...] | None:
+        return self._ask(INFER, infer_prompt(info, context, known), info.language)
+
+    # -- answering and judging a probe (evaluation: mtsbench.answer) ---------------------
+    def answer(self, question: str, context: Sequence[str], language: str = "en") -> str | None:
+        """A short answer to ``question`` from the retrieved memories' texts ``context``."""
+        return self._ask(ANSWER, answer_prompt(question, context, language), language)
+
+    def judge_answer(self, question: str, gold: str, reply: str, language: str = "en") -> bool | None:
+        """Whether ``reply`` states what the ``gold`` answer does (LLM-as-judge)."""
+        return self._ask(JUDGE_ANSWER, judge_answer_prompt(question, gold, reply, language), language)

@@ -398,8 +398,8 @@ class LocalLLM:
     def rate_attention(self, item, associated: Sequence):
         return self._chat().rate_attention(item, associated)
 
-    def summarize(self, turns: Sequence):
-        return self._chat().summarize(turns)
+    def summarize(self, turns: Sequence, known_facts: Sequence = (), known_events: Sequence = ()):
+        return self._chat().summarize(turns, known_facts, known_events)
 
     def merge_event(self, event_text: str, new_text: str, language: str = "en"):
         return self._chat().merge_event(event_text, new_text, language)
@@ -410,11 +410,17 @@ class LocalLLM:
     def reassess_belief(self, fact, evidence: Sequence, language: str = "en"):
         return self._chat().reassess_belief(fact, evidence, language)
 
-    def infer(self, info, context: Sequence[str]):
-        return self._chat().infer(info, context)
+    def infer(self, info, context: Sequence[str], known: Sequence = ()):
+        return self._chat().infer(info, context, known)
 
     def same_event(self, event, new, language: str = "en"):
         return self._chat().same_event(event, new, language)
+
+    def answer(self, question: str, context: Sequence[str], language: str = "en"):
+        return self._chat().answer(question, context, language)
+
+    def judge_answer(self, question: str, gold: str, reply: str, language: str = "en"):
+        return self._chat().judge_answer(question, gold, reply, language)
 
 
 def serve(model: str, port: int, threads: int, ctx_size: int, log: str | None = None) -> None:

@@ -54,6 +54,11 @@ The other tasks, and their fallbacks when hints are absent:
   ``max_sentence text_similarity(sentence, new.text) >= same_event_text``.
 - infer — the item's ``infer`` hints as impressions; none without hints.
 
+The known names ``summarize`` and ``infer`` are shown (``known_facts``, ``known_events``,
+``known``) are rendered into the prompt, so they count in its tokens as they would for a
+model, but never change an answer: the hints already name the keys a perfect model would
+reuse.
+
 Text similarity (``text_similarity``): the cosine of the two texts' token counts, tokens
 being the lower-case words of letters and digits not in ``FUNCTION_WORDS`` (articles,
 pronouns, prepositions, conjunctions, auxiliaries) and, in CJK text, each pair of adjacent
@@ -63,8 +68,11 @@ thresholds (``same_text``, ``same_event_text``) are in ``configs/llm/mock.yaml``
 Noise: with ``noise`` = σ > 0 every number the mock outputs gets Gaussian noise of
 standard deviation σ times its range (10 for a score, 1 for a belief or strength) and is
 clipped back into range; a duration (validity, TTL) d becomes d·exp(σ·z), z standard
-normal. The noise generator is seeded from (seed, task, prompt) with crc32 and drawn in
-answer order, so a call's answer does not depend on the order of calls.
+normal. The noise generator is seeded from (seed, task, inputs) with crc32 and drawn in
+answer order, so a call's answer does not depend on the order of calls. ``inputs``
+(``call_inputs``) is what the call is about as the prompt shows it — the texts, kinds and
+numbers at the prompt's precision — not the rendered prompt: rewording a template or
+showing the model memory's candidates (known keys, categories) never re-draws the noise.
 
 Tokens are estimated from the rendered prompt and the JSON answer (``estimate_tokens``).
 """
@@ -81,10 +89,10 @@ import numpy as np
 
 from ..seeding import generator
 from ..units import DAY
-from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Meter, Relation, Summary,
+from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Known, Meter, Relation, Summary,
                    estimate_tokens)
 from .prompts import (infer_prompt, judge_relation_prompt, lang, merge_event_prompt, rate_attention_prompt,
-                      reassess_belief_prompt, same_event_prompt, summarize_prompt)
+                      reassess_belief_prompt, render_fact, same_event_prompt, summarize_prompt)
 from .tasks import keyless
 
 CUE_WORDS = frozenset(
@@ -255,12 +263,37 @@ def _ended(text: str, language: str) -> str:
     return text + ("。" if lang(language) == "zh" else ".")
 
 
-class _Noise:
-    """Per-call noise: one generator seeded from (seed, task, prompt), drawn in answer order."""
+def call_inputs(task: str, *args) -> str:
+    """The text a call's noise is seeded from: its inputs as the prompt shows them (module docstring).
 
-    def __init__(self, sigma: float, seed: int, task: str, prompt: str):
+    >>> call_inputs("rate_attention", Item("Kim sings.", "say", "s0"), [Association("Kim is a tenor.", 6.04, 0.333)])
+    'say: Kim sings.\\n- [6.0, 0.33] Kim is a tenor.'
+    >>> call_inputs("judge_relation", Fact("", True, "Kim sings.", 0.5), Fact("", True, "Kim sang.", 0.9))
+    'true: Kim sings. (belief 0.50)\\ntrue: Kim sang. (belief 0.90)'
+    """
+    if task == "rate_attention":
+        item, associated = args
+        return "\n".join([f"{item.kind}: {item.text}"] +
+                         [f"- [{a.attention:.1f}, {a.relevance:.2f}] {a.text}" for a in associated])
+    if task == "summarize":
+        return "\n".join(f"{t.kind}: {t.text}" for t in args[0])
+    if task == "infer":
+        info, context = args
+        return "\n".join([f"{info.kind}: {info.text}"] + [f"- {c}" for c in context])
+    if task == "reassess_belief":
+        fact, evidence = args
+        return "\n".join([render_fact(fact)] + [f"- {render_fact(e)}" for e in evidence])
+    if task == "judge_relation":
+        return "\n".join(render_fact(f) for f in args)
+    raise ValueError(f"call_inputs: the mock draws no noise for task {task!r}")
+
+
+class _Noise:
+    """Per-call noise: one generator seeded from (seed, task, inputs), drawn in answer order."""
+
+    def __init__(self, sigma: float, seed: int, task: str, *args):
         self.sigma = sigma
-        self.rng = generator(seed, task, prompt) if sigma > 0 else None
+        self.rng = generator(seed, task, call_inputs(task, *args)) if sigma > 0 else None
 
     def bounded(self, value: float, lo: float, hi: float) -> float:
         if self.rng is None:
@@ -305,13 +338,14 @@ class MockLLM:
             s, np.array([a.attention for a in associated]), np.array([a.relevance for a in associated]),
             self.relevance_floor, self.relevance_full, self.follow, self.attention_ref,
             self.restate_from, self.restate_full)
-        score = round(_Noise(self.noise, self.seed, "rate_attention", prompt).bounded(score, 0.0, 10.0), 3)
+        score = round(_Noise(self.noise, self.seed, "rate_attention", item, associated).bounded(score, 0.0, 10.0), 3)
         self._answer("rate_attention", prompt, {"score": score})
         return score
 
-    def summarize(self, turns: Sequence[Item]) -> Summary:
-        prompt = summarize_prompt(turns)
-        noise = _Noise(self.noise, self.seed, "summarize", prompt)
+    def summarize(self, turns: Sequence[Item], known_facts: Sequence[Known] = (),
+                  known_events: Sequence[Known] = ()) -> Summary:
+        prompt = summarize_prompt(turns, known_facts, known_events)
+        noise = _Noise(self.noise, self.seed, "summarize", turns)
         language = turns[0].language if turns else "en"
         facts = tuple(replace(h, belief=round(noise.bounded(h.belief, 0.0, 1.0), 4), turns=(n,))
                       for n, t in enumerate(turns, 1) for h in t.hints.facts)
@@ -337,7 +371,7 @@ class MockLLM:
     def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation:
         prompt = judge_relation_prompt(new, old, language)
         label = fact_relation(new, old, self.same_text)
-        strength = round(_Noise(self.noise, self.seed, "judge_relation", prompt).bounded(1.0, 0.0, 1.0), 4)
+        strength = round(_Noise(self.noise, self.seed, "judge_relation", new, old).bounded(1.0, 0.0, 1.0), 4)
         self._answer("judge_relation", prompt, {"label": label, "strength": strength})
         return Relation(label, strength)
 
@@ -350,13 +384,13 @@ class MockLLM:
     def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float:
         prompt = reassess_belief_prompt(fact, evidence, language)
         perfect = reassessed_belief(fact, evidence, self.same_text)
-        belief = round(_Noise(self.noise, self.seed, "reassess_belief", prompt).bounded(perfect, 0.0, 1.0), 4)
+        belief = round(_Noise(self.noise, self.seed, "reassess_belief", fact, evidence).bounded(perfect, 0.0, 1.0), 4)
         self._answer("reassess_belief", prompt, {"belief": belief})
         return belief
 
-    def infer(self, info: Item, context: Sequence[str]) -> tuple[Impression, ...]:
-        prompt = infer_prompt(info, context)
-        noise = _Noise(self.noise, self.seed, "infer", prompt)
+    def infer(self, info: Item, context: Sequence[str], known: Sequence[Known] = ()) -> tuple[Impression, ...]:
+        prompt = infer_prompt(info, context, known)
+        noise = _Noise(self.noise, self.seed, "infer", info, context)
         out = []
         for h in info.hints.infer:
             belief = round(noise.bounded(h.belief, 0.0, 1.0), 4)

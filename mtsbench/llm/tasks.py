@@ -186,6 +186,10 @@ INFER = Task("infer", _obj({"impressions": {"type": "array", "items": _IMPRESSIO
                              for i in o["impressions"]))
 
 SAME_EVENT = Task("same_event", _obj({"same": {"type": "boolean"}}), lambda o: bool(o["same"]))
+# answering a probe from the memories it retrieved, and judging an answer against the gold one
+# (evaluation: mtsbench.answer); not memory tasks, so not in TASKS (the contract checks those)
+ANSWER = Task("answer", _obj({"answer": {"type": "string"}}), lambda o: o["answer"].strip())
+JUDGE_ANSWER = Task("judge_answer", _obj({"correct": {"type": "boolean"}}), lambda o: bool(o["correct"]))
 
 TASKS = {t.name: t for t in (RATE_ATTENTION, SUMMARIZE, MERGE_EVENT, JUDGE_RELATION, REASSESS_BELIEF, INFER,
                              SAME_EVENT)}

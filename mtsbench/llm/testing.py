@@ -47,7 +47,7 @@ class Reply:
     content_type: str = "application/json"
 
 
-_MARKERS = (("summarize", '"summary"'), ("infer", '"impressions"'), ("judge_relation", '"label"'), ("same_event", '"same": true'),
+_MARKERS = (("judge_answer", '"correct"'), ("answer", '"answer"'), ("summarize", '"summary"'), ("infer", '"impressions"'), ("judge_relation", '"label"'), ("same_event", '"same": true'),
             ("rate_attention", '"score"'), ("reassess_belief", '"belief"'), ("merge_event", '"text"'))
 
 
@@ -72,6 +72,8 @@ def valid_answer(body: dict) -> str:
         "reassess_belief": {"belief": (h % 11) / 10},
         "infer": {"impressions": []},
         "same_event": {"same": False},
+        "answer": {"answer": "not mentioned"},
+        "judge_answer": {"correct": bool(h % 2)},
     }
     task = task_of(body)
     if task not in answers:

@@ -23,6 +23,14 @@ keys instead: the ``related`` whose text embeds nearest to it (cosine at least
 with value true) until one is judged ``same``; it then joins that key, else it opens a
 key of its own, ``#<n>``. A conjecture formed under such a key is stored without a key.
 
+The model keeps names the inferrer already holds (issue 15): ``infer`` is shown the
+``known_keys`` open keys nearest the item — keys the LLM named (not the inferrer's own
+``#<n>``) that still have an impression within its TTL or a valid conjecture — ranked by the
+cosine of the item's embedding with the embedding of the key's first text, each with its
+text and its accumulated belief now; the model reuses a key for the same statement instead
+of naming a new one, so impressions of one statement accumulate. The table is the
+inferrer's own (a few open keys), so this is no memory search; ``known_keys: 0`` shows none.
+
 The inferrer sees memory through ``ImpressionMemory``, stores conjectures through
 ``perceive``; the LLM and the ``accumulate`` rule are passed in; ``observe`` returns the ids
 of the conjectures formed.
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..llm.base import LLM, Fact, Impression, Item
+from ..llm.base import LLM, Fact, Impression, Item, Known
 from ..llm.tasks import keyless
 from ..mechanisms.accumulate import ttl_weight
 from .ports import ImpressionMemory, Perceive
@@ -54,15 +62,17 @@ class _Key:
     step: list[str] = field(default_factory=list)
     conjecture: int | None = None
     valid_until: float = -np.inf
-    vector: np.ndarray | None = None    # the embedding of a keyless key's first text
+    vector: np.ndarray | None = None    # the embedding of the key's first text
+    keyless: bool = False               # a key of the inferrer's own (#<n>): the LLM named none
 
 
 class Inferrer:
     """Impressions per key, accumulated by the ``accumulate`` rule, conjectures past ``threshold``."""
 
     def __init__(self, threshold: float = 0.7, ttl_decay: bool = True, kinds=("say", "perceive"),
-                 enabled: bool = True, related: int = 5, min_relevance: float = 0.1):
+                 enabled: bool = True, related: int = 5, min_relevance: float = 0.1, known_keys: int = 8):
         self.threshold = threshold
+        self.known_keys = known_keys
         self.related = related
         self.min_relevance = min_relevance
         self.ttl_decay = ttl_decay
@@ -77,7 +87,7 @@ class Inferrer:
                 context: list[str]) -> list[int]:
         """Infer from ``item`` (``context``: the texts its labelling associated); returns the
         ids of conjectures formed."""
-        impressions = llm.infer(item, context)
+        impressions = llm.infer(item, context, self.known(memory, accumulate, item))
         if impressions is None:
             memory.emit("infer_failed", step=item.step)
             return []
@@ -90,10 +100,27 @@ class Inferrer:
                 formed.append(i)
         return formed
 
+    def known(self, memory: ImpressionMemory, accumulate, item: Item) -> tuple[Known, ...]:
+        """The open named keys nearest ``item``, with their accumulated beliefs (module docstring)."""
+        if self.known_keys <= 0:
+            return ()
+        now = memory.now
+        names = [name for name, k in self.keys_.items() if not k.keyless and k.vector is not None and
+                 (now <= k.valid_until or any(a + t >= now for a, t in zip(k.at, k.ttl)))]
+        if not names:
+            return ()
+        relevance = np.stack([self.keys_[name].vector for name in names]) @ memory.embed(item.text)
+        out = []
+        for j in np.argsort(-relevance, kind="stable")[:self.known_keys]:
+            k = self.keys_[names[j]]
+            belief = float(accumulate(np.array(k.belief), self.weights(k, now))) if k.belief else 0.0
+            out.append(Known(names[j], k.text, round(belief, 4)))
+        return tuple(out)
+
     def match(self, memory: ImpressionMemory, llm: LLM, imp: Impression, language: str) -> str:
         """The open keyless key the LLM judges ``imp`` the same as, else a new one (module docstring)."""
         vector = memory.embed(imp.text)
-        names = [name for name, k in self.keys_.items() if k.vector is not None]
+        names = [name for name, k in self.keys_.items() if k.keyless]
         if names:
             relevance = np.stack([self.keys_[name].vector for name in names]) @ vector
             for j in np.argsort(-relevance, kind="stable")[:self.related]:
@@ -104,8 +131,8 @@ class Inferrer:
                                               Fact("", True, k.text, k.belief[-1] if k.belief else 0.0), language)
                 if relation is not None and relation.label == "same":
                     return names[j]
-        name = f"#{sum(1 for k in self.keys_.values() if k.vector is not None)}"
-        self.keys_[name] = _Key(text=imp.text, vector=vector)
+        name = f"#{sum(1 for k in self.keys_.values() if k.keyless)}"
+        self.keys_[name] = _Key(text=imp.text, vector=vector, keyless=True)
         return name
 
     def weights(self, k: _Key, now: float) -> np.ndarray:
@@ -113,7 +140,9 @@ class Inferrer:
         return ttl_weight(now - np.array(k.at), np.array(k.ttl), self.ttl_decay)
 
     def _add(self, memory, perceive, accumulate, imp: Impression, step: str, language: str) -> int | None:
-        k = self.keys_.setdefault(imp.key, _Key())
+        k = self.keys_.get(imp.key)
+        if k is None:
+            k = self.keys_[imp.key] = _Key(vector=memory.embed(imp.text) if self.known_keys > 0 else None)
         k.text = imp.text
         k.belief.append(imp.belief)
         k.at.append(memory.now)
@@ -140,7 +169,7 @@ class Inferrer:
         within = d >= WITHIN_TTL - 1e-12
         steps = tuple(dict.fromkeys(s for s, w in zip(k.step, within) if w))
         item = Item(k.text, "conjecture", steps[-1], language)
-        i = perceive(item, "conjecture", steps, meta={"at": memory.now}, key=None if k.vector is not None else key,
+        i = perceive(item, "conjecture", steps, meta={"at": memory.now}, key=None if k.keyless else key,
                      value=True, belief=belief)
         k.conjecture = i
         k.valid_until = memory.now + max(t for t, w in zip(k.ttl, within) if w)

@@ -19,6 +19,15 @@ end of the scenario. A summary yields
   latest turn it names (a session summarized days later keeps its own time), unless
   ``tag_events`` is off (a design without major events).
 
+The model keeps names memory already holds (issue 15): before asking, one memory search for
+the summarized texts (joined; ``motivation``; ``processes.identity.similar_by_kind``) finds
+the live facts and events most similar to them, relevance at least ``min_relevance``; the
+keys of the ``known_keys`` best facts and the categories of the ``known_keys`` best events
+(distinct, keyless ones left out) are shown in the prompt, so the model reuses a key for
+the same subject and a category for the same storyline instead of inventing a new name
+each time. ``known_keys: 0`` shows none and searches nothing. The search is metered as the
+summarizer's cost; the mock ignores what it is shown (its hints name the keys).
+
 ``flush`` stores the summary and the facts and *returns* what it produced (``Summarized``:
 the steps, the new fact ids, the event tags with their sources and times); filing the tags
 with the event tracker and queueing the facts for consolidation is the caller's.
@@ -30,10 +39,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..llm.base import LLM, EventTag, Item, Summary
+from ..llm.base import LLM, EventTag, Item, Known, Summary
 from ..llm.tasks import keyless
 from ..scenario.model import Hints
 from ..scenario.times import seconds
+from .identity import similar_by_kind
 from .ports import Perceive, SummaryMemory
 
 
@@ -62,8 +72,11 @@ class Summarizer:
     """Summarize every ``every`` dialogue turns and at the end of each session."""
 
     def __init__(self, every: int = 8, session_gap: float | str = "3h", min_items: int = 2, tag_events: bool = True,
-                 enabled: bool = True):
+                 enabled: bool = True, known_keys: int = 8, motivation: float = 1.0, min_relevance: float = 0.05):
         self.every = every
+        self.known_keys = known_keys
+        self.motivation = motivation
+        self.min_relevance = min_relevance
         self.session_gap = session_gap
         self.min_items = min_items
         self.tag_events = tag_events
@@ -93,7 +106,8 @@ class Summarizer:
         when = dict(zip((i.step for i in items), times))
         steps = [i.step for i in items]
         out = Summarized(steps, language=items[0].language)
-        summary: Summary | None = llm.summarize(items)
+        known_facts, known_events = self.known(memory, items)
+        summary: Summary | None = llm.summarize(items, known_facts, known_events)
         if summary is None:
             memory.emit("summarize_failed", steps=steps)
             return out
@@ -116,6 +130,26 @@ class Summarizer:
             out.tags.append(TagToFile(tag, source, salience_of([i for i in items if i.step in source]),
                                       max(when[s] for s in source)))
         return out
+
+
+    def known(self, memory: SummaryMemory, items: list[Item]) -> tuple[tuple[Known, ...], tuple[Known, ...]]:
+        """The keys of the stored facts and the categories of the live events most similar to
+        ``items`` (one search; see the module docstring), each with its memory's text."""
+        if self.known_keys <= 0:
+            return (), ()
+        vector = memory.embed(" ".join(i.text for i in items))
+        found = similar_by_kind(memory, vector, ("fact", "event"), self.known_keys, self.motivation,
+                                self.min_relevance)
+        facts: dict[str, str] = {}
+        events: dict[str, str] = {}
+        for i in found["fact"]:                 # best first; a key shown once, with its best fact's text
+            if not keyless(memory.key(i)):
+                facts.setdefault(memory.key(i), memory.text(i))
+        for i in found["event"]:
+            category = memory.meta(i).get("category", "")
+            if not keyless(category):
+                events.setdefault(category, memory.text(i))
+        return tuple(Known(k, t) for k, t in facts.items()), tuple(Known(c, t) for c, t in events.items())
 
 
 def salience_of(items: list[Item]) -> Hints:

@@ -184,6 +184,7 @@ class Step:
     checks: tuple[Check, ...] = ()
     category: str | None = None
     abstain: bool = False
+    answer: str | None = None       # a probe's gold answer (imported data sets; scored by mtsbench.answer)
 
     @property
     def end(self) -> float:

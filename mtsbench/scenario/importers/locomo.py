@@ -13,7 +13,8 @@
   minute apart, with ``category`` by the official codes (1 multi-hop, 2 temporal,
   3 open-domain, 4 single-hop, 5 adversarial) and ``expect.recall`` = the cleaned
   evidence. Adversarial questions are ``abstain: true`` probes with no recall; questions
-  left without evidence are probes without recall. The answer is kept as a comment.
+  left without evidence are probes without recall. The answer is kept as the probe's ``answer``
+  (scored with ``answer.enabled``, ``mtsbench.answer``) and as a comment.
 - Evidence cleanup (each counted, with examples): entries holding several ids
   (``"D8:6; D9:17"``, space- or comma-separated) are split; ids not of the form
   ``D<session>:<turn>`` are dropped as malformed (``"D"``, ``"D:11:26"``); ids naming no
@@ -459,4 +460,6 @@ def _question(draft: Draft, qa: QA, q: int, at: datetime, turn_ids: set[str], ta
         else:
             tally.repair("questions without evidence (no recall)", 1, f"{draft.id} q{q + 1}")
         note = f"answer: {answer}"
+        if answer is not None and str(answer).strip():
+            step["answer"] = str(answer).strip()     # the gold answer, scored with answer.enabled
     draft.add_probe(step, expect, k, motivation, f"q{q + 1} ({category}) {note}")

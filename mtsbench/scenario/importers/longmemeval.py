@@ -14,7 +14,8 @@
   turns with ``has_answer``, ``expect.recall_sessions`` = each answer session (from
   ``answer_session_ids``) with its imported turns, for session-level recall.
   Abstention questions (``question_id`` ending in ``_abs``) are ``abstain: true`` probes
-  with neither. The answer is kept as a comment.
+  with neither. The answer of the others is kept as the probe's ``answer`` (scored with
+  ``answer.enabled``, ``mtsbench.answer``); every answer is kept as a comment.
 """
 
 from __future__ import annotations
@@ -158,6 +159,8 @@ def _question(q: Question, where: str, path: Path, tally: Tally, turns: str, tur
             tally.repair("answer session ids naming no imported session dropped", len(missing), brief(missing[0]))
         if sessions:
             expect["recall_sessions"] = sessions
+    if not abstain and str(q.answer).strip():
+        step["answer"] = str(q.answer).strip()       # the gold answer, scored with answer.enabled
     draft.add_probe(step, expect, k, motivation, f"{q.question_type}{' (abstention)' if abstain else ''} "
                                                 f"answer: {q.answer}")
     return draft
