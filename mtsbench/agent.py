@@ -5,7 +5,9 @@ Order within a step: a session that ended (a gap over ``summarize.session_gap``)
 summarized first, and a night that passed is consolidated (``consolidation.nightly_at``);
 then the step: an observed item is perceived (labelled and stored), queued for
 summarization (summarized once ``summarize.every`` turns wait) and inferred from; a probe
-searches and recalls what it uses; an ``idle`` step summarizes what waits, consolidates,
+solves its motivation (``motivation`` group: the scenario's number, or from the question's
+own labelled attention, raised when the question is asked again), searches and recalls
+what it uses; an ``idle`` step summarizes what waits, consolidates,
 lets the idle time pass and rebalances; every ``rebalance_every`` steps memory rebalances.
 The step's own cost is returned; the background processes' is metered apart, per process.
 """
@@ -16,7 +18,10 @@ import math
 import time
 from typing import Callable
 
+import numpy as np
+
 from .llm.base import LLM, Item, estimate_tokens
+from .mechanisms.motivation import Given
 from .memory.memory import Memory
 from .memory.retrieval import SearchCost
 from .processes.meter import INDEX_KEYS
@@ -33,18 +38,20 @@ class MemoryAgent:
 
     def __init__(self, memory: Memory, llm: LLM, labeller, summarizer, consolidator, inferrer, events, belief,
                  accumulate, conflict, rebalance_every: int = 20, language: str = "en", day_offset: float = 0.0,
-                 context: int | None = None):
+                 context: int | None = None, motivation=None):
         self.memory, self.llm, self.language = memory, llm, language
         self.summarizer, self.consolidator, self.inferrer, self.events = summarizer, consolidator, inferrer, events
         self.belief, self.accumulate, self.conflict = belief, accumulate, conflict
         self.rebalance_every = rebalance_every
         self.day_offset = day_offset          # seconds past midnight at the scenario's start
         self.context = context                # memories a probe uses (None: the probe's k)
+        self.motivation = motivation or Given()
         self.perceive = Perception(memory, labeller, llm)
         self.new_facts_: list[int] = []
         self.steps_done_ = 0
         self._last_night = 0.0
         self._summarized: list[str] = []
+        self._asked: list[tuple[float, np.ndarray]] = []    # recent probes: (time, question vector)
 
     # -- background processes ------------------------------------------------------------
     def summarize(self) -> None:
@@ -134,18 +141,48 @@ class MemoryAgent:
     def retrieve(self, q: Query) -> Outcome:
         return self._step(q.at, lambda: self._retrieve(q), counts=q.purpose == "probe")
 
+    def _repeats(self, at: float, vector: np.ndarray) -> int:
+        """Earlier probes within the policy's window whose question vector has cosine at least
+        ``repeat_similarity`` with this one (then this one joins them)."""
+        p = self.motivation
+        self._asked = [(t, v) for t, v in self._asked if at - t <= p.window()]
+        norm = float(np.linalg.norm(vector)) or 1.0
+        repeats = sum(float(v @ vector) / ((float(np.linalg.norm(v)) or 1.0) * norm) >= p.repeat_similarity
+                      for _, v in self._asked)
+        self._asked.append((at, vector))
+        return repeats
+
+    def _solve(self, q: Query, vector: np.ndarray) -> tuple[float, SearchCost]:
+        """A probe's motivation and the cost of labelling it (none under ``given``)."""
+        m, p = self.memory, self.motivation
+        repeats = self._repeats(q.at, vector)
+        score, cost = None, SearchCost()
+        if p.labels:
+            labeller = self.perceive.labeller
+            labelled = labeller.label(m, self.llm, Item(q.text, "probe", q.step, self.language, q.hints), vector)
+            score, cost = labelled.score, labelled.cost
+            if labeller.boost:
+                m.recall(labelled.associated, why="association")
+        motivation = p.solve(q.motivation, score, repeats)
+        m.emit("motivation", step=q.step, given=q.motivation, score=score, repeats=repeats,
+               motivation=round(motivation, 6), scored=cost.scored)
+        return motivation, cost
+
     def _retrieve(self, q: Query) -> Outcome:
         m = self.memory
-        found = m.search(m.embed(q.text), self.context or q.k, q.motivation, rank_to=q.depth)
+        vector = m.embed(q.text)
+        motivation, labelling = self._solve(q, vector) if q.purpose == "probe" else (q.motivation, SearchCost())
+        found = m.search(vector, self.context or q.k, motivation, rank_to=q.depth, text=q.text)
         c = found.cost
         m.emit("retrieval" if q.purpose == "probe" else "reply", step=q.step, ids=[int(i) for i in found.ids],
-               scores=[round(float(s), 6) for s in found.scores], motivation=q.motivation,
+               scores=[round(float(s), 6) for s in found.scores], motivation=motivation,
                scored=c.scored, tiers_searched=c.tiers_searched, index_queries=c.index_queries)
         m.recall(found.ids, why=q.purpose)
         ids = [int(i) for i in found.ranked]
         ranking = Ranking(ids, [float(s) for s in found.ranked_scores], [m.provenance(i) for i in ids],
                           [estimate_tokens(m.text(i)) for i in ids], used=len(found.ids))
-        return Outcome(Cost(c.scored, c.tiers_searched, c.index_queries), ranking=ranking)
+        return Outcome(Cost(c.scored, c.tiers_searched, c.index_queries + labelling.index_queries,
+                            association_scored=labelling.scored), ranking=ranking)
 
     def idle(self, idle: Idle) -> Outcome:
         def do() -> Outcome:

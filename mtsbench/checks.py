@@ -78,7 +78,7 @@ def check_embedder(e: Embedder) -> np.ndarray:
 @checker("llm")
 def check_llm(llm) -> list:
     """Every task answers with its typed result, in range, and every call is metered."""
-    from .llm.base import Fact, Impression, Relation, Summary
+    from .llm.base import Fact, Impression, Known, Relation, Summary
 
     hints = Hints(salience=1, facts=(FactHint("user.allergy.milk", "The user is allergic to milk", True),),
                   infer=(InferHint("user.diet", "The user avoids dairy", 0.4, 86400.0),))
@@ -86,7 +86,8 @@ def check_llm(llm) -> list:
     before = llm.meter.calls
     score = llm.rate_attention(item, [Association("The user is allergic to milk", 8.0, 0.5)])
     assert 0.0 <= score <= 10.0, "rate_attention must answer within 0..10"
-    summary = llm.summarize([item])
+    summary = llm.summarize([item], known_facts=(Known("user.allergy.milk", "The user is allergic to milk"),),
+                            known_events=(Known("trip.paris", "A trip to Paris."),))
     assert isinstance(summary, Summary) and all(isinstance(f, Fact) for f in summary.facts)
     merged = llm.merge_event("A trip to Paris.", "The user is back from Paris.")
     assert isinstance(merged, str)
@@ -95,7 +96,7 @@ def check_llm(llm) -> list:
     assert isinstance(rel, Relation) and 0.0 <= rel.strength <= 1.0, "judge_relation gives a Relation"
     belief = llm.reassess_belief(fact, [fact])
     assert 0.0 <= belief <= 1.0, "belief lies in 0..1"
-    impressions = llm.infer(item, ["The user is allergic to milk"])
+    impressions = llm.infer(item, ["The user is allergic to milk"], known=(Known("user.diet", "The user avoids dairy", 0.4),))
     assert all(isinstance(i, Impression) and 0 <= i.belief <= 1 and i.ttl > 0 for i in impressions)
     assert llm.meter.calls == before + 6 and llm.meter.tokens > 0, "every call must be metered"
     return [score, summary, merged, rel, belief, impressions]
@@ -200,6 +201,24 @@ def check_depth(policy) -> list:
     return out
 
 
+@checker("motivation")
+def check_motivation(policy) -> list:
+    """A motivation lies in 0..1, never falls as the labelled score or the repeats rise, and a
+    policy that does not label ignores the score; the repeat window is a positive duration."""
+    out = []
+    assert policy.window() > 0, "repeat_window must be a positive duration"
+    for given in (0.0, 0.3, 1.0):
+        for repeats in (0, 1, 3):
+            row = [policy.solve(given, score, repeats) for score in (None, 0.0, 2.0, 5.0, 8.0, 10.0)]
+            assert all(0.0 <= m <= 1.0 for m in row), "motivation must lie in 0..1"
+            assert row[1:] == sorted(row[1:]), "more attention must never lower the motivation"
+            if not policy.labels:
+                assert len(set(row)) == 1, "a policy that labels nothing must ignore the score"
+            assert policy.solve(given, 5.0, repeats + 1) >= row[3], "asking again must never lower it"
+            out.append(row)
+    return out
+
+
 @checker("workload")
 def check_workload(workload) -> list:
     """A workload asks for at most one reply retrieval per observed step, of k >= 1 memories,
@@ -297,7 +316,7 @@ def check_conflict(rule) -> list:
     return [np.asarray(new_loses), np.asarray(keep), rule.drops_loser]
 
 
-@checker("retrieval")   # not a group: the retrieval node of config.yaml and of each preset
+@checker("retrieval")   # the group (dense, bm25, hybrid), and the retrieval node of each preset
 def check_retrieval(retriever) -> list:
     """A query-time scorer ranks distinct memories best first, at most k, and counts its cost."""
     agent = _tiny_agent(retriever=retriever)
@@ -306,11 +325,12 @@ def check_retrieval(retriever) -> list:
     q = m.embed("cooking risotto")
     out = []
     for k in (1, 3, 10):
-        found = m.search(q, k, 1.0)
-        assert len(found.ids) <= k and len(np.unique(found.ids)) == len(found.ids), "at most k distinct memories"
-        assert np.all(np.isfinite(found.scores)) and np.all(np.diff(found.scores) <= 1e-12), "best first, finite"
-        assert found.cost.scored >= len(found.ids) and found.cost.tiers_searched >= 1, "the search cost is counted"
-        out.append([found.ids, found.scores])
+        for text in (None, "cooking risotto"):      # by vector only (a process), and with the query's text
+            found = m.search(q, k, 1.0, text=text)
+            assert len(found.ids) <= k and len(np.unique(found.ids)) == len(found.ids), "at most k distinct memories"
+            assert np.all(np.isfinite(found.scores)) and np.all(np.diff(found.scores) <= 1e-12), "best first, finite"
+            assert found.cost.scored >= len(found.ids) and found.cost.tiers_searched >= 1, "the search cost is counted"
+            out.append([found.ids, found.scores])
     context = retriever.context
     assert context is None or (isinstance(context, int) and context >= 1), "context is a number of memories"
     return out

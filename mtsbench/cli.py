@@ -26,12 +26,15 @@ commands:
   check [FILES|DIRS] [overrides] [--out DIR]
                               run scenarios, exit 1 on any failed expectation
   validate FILES...           check scenario files, one line per problem
+  schema [-o FILE]            the JSON Schema of scenario files, for editors (docs/scenarios.md#editor-support)
   scenarios [FILES|DIRS]      list scenarios
   generate [--days N ...] [--out FILE|DIR]
                               write a long-horizon scenario generated from a seed
   report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
   evaluate DIR                recompute a finished run's (or sweep's) metrics from its results.parquet
-  import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)"""
+  import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)
+  completion bash             the tab-completion script: eval "$(mtsbench -sc install=bash)" in ~/.bashrc
+  calibrate A B [--out DIR]   compare two runs task by task (e.g. llm=mock against llm=local)"""
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -43,21 +46,29 @@ def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
     from . import sweep
-    from .config import check_run
+    from .config import check_run, config_dirs, searching, user_dirs, without_config_dirs
+
+    if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
+        from .completion import completion_main   # mtsbench run -sc install=bash: the same script
+
+        return completion_main(argv)
 
     try:   # every job's config composed and checked before Hydra launches anything
         argv = _resume(argv)
+        dirs = user_dirs(config_dirs(argv))   # --config-dir: searched before the packaged configs
+        sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
         cfg = check_run(argv)
         if cfg is not None:
+            sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
             multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
             writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
     from .hydra_app import app, sigterm_interrupts
 
-    sys.argv = ["mtsbench", *argv]
+    sys.argv = ["mtsbench", *without_config_dirs(argv)]
     try:
-        with sigterm_interrupts():
+        with sigterm_interrupts(), searching(dirs):
             app()
     except SystemExit as e:
         return int(e.code or 0)
@@ -70,7 +81,8 @@ def run_main(argv: list[str]) -> int:
 
 def _resume(argv: list[str]) -> list[str]:
     """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``), only its jobs
-    not complete run (``mtsbench.sweep.resume``); without overrides, the sweep's own."""
+    not complete run (``mtsbench.sweep.resume``); without overrides, the sweep's own, and
+    without ``--config-dir``, the sweep's own folders (``config.recorded_config_dirs``)."""
     from . import sweep
 
     if "--resume" not in argv:
@@ -82,12 +94,17 @@ def _resume(argv: list[str]) -> list[str]:
     rest = argv[:i] + argv[i + 2:]
     if not (folder / "multirun.yaml").is_file():
         raise ConfigError(f"--resume {folder}: not a sweep directory (expected multirun.yaml there)")
-    if not any(a.partition("=")[0] not in ("hydra.sweep.dir",) and "=" in a for a in rest):
+    if not any("=" in a and not a.partition("=")[0].lstrip("+~").startswith(("hydra.", "hydra/")) for a in rest):
+        # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
         import yaml
 
         recorded = yaml.safe_load((folder / "multirun.yaml").read_text(encoding="utf-8")) or {}
         rest += [str(o) for o in ((recorded.get("hydra") or {}).get("overrides") or {}).get("task") or []]
     sweep.resume = folder
+    from .config import config_dirs, recorded_config_dirs
+
+    if not config_dirs(rest):      # the sweep's own --config-dir folders, unless given again
+        rest = [*recorded_config_dirs(folder / "multirun.yaml"), *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
 
@@ -146,7 +163,8 @@ def check_main(argv: list[str]) -> int:
     parser.add_argument("args", nargs="*", help="scenario files or folders, and Hydra overrides")
     parser.add_argument("--out", help="keep the run's outputs in this folder (default: a temporary one)")
     parser.add_argument("--config-dir", "-cd", action="append", default=[], metavar="DIR",
-                        help="a config folder of your own, searched beside the packaged configs (repeatable)")
+                        help="a config folder of your own, searched before the packaged configs: its files add "
+                        "options and replace packaged ones of the same name (repeatable; the first wins)")
     ns = parser.parse_args(argv)
     paths, overrides = split_check_args(ns.args)
     out = None
@@ -225,14 +243,28 @@ def _import(argv):
     return import_main(argv)
 
 
+def _schema(argv):
+    from .scenario.schema_models import schema_main
+
+    return schema_main(argv)
+
+
 def _generate(argv):
     from .scenario.generate import generate_main
 
     return generate_main(argv)
 
 
+def _calibrate(argv):
+    from .calibrate import calibrate_main
+
+    return calibrate_main(argv)
+
+
 COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
-            "report": report_main, "evaluate": evaluate_main, "import": _import, "generate": _generate}
+            "report": report_main, "evaluate": evaluate_main, "import": _import, "generate": _generate,
+            "schema": _schema,
+            "calibrate": _calibrate}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mtsbench {version('mtsbench')}")
         return 0
     name, rest = argv[0], argv[1:]
+    if name in ("completion", "-sc", "--shell-completion") or name.startswith("--shell-completion="):
+        from .completion import completion_main   # tab completion: eval "$(mtsbench -sc install=bash)"
+
+        return completion_main(rest if name == "completion" else argv)
     if name not in COMMANDS:
         hint = difflib.get_close_matches(name, list(COMMANDS), n=1)
         return _fail(f"unknown command '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "") +

@@ -69,6 +69,12 @@ RULES: dict[str, str] = {
     "retrieval.seed": SEED,
     "retrieval.candidates": "integer >= 1",
     "retrieval.context": "integer >= 1 or null",
+    # group retrieval: dense, bm25, hybrid (the relevance a search uses; memory.relevance)
+    "retrieval.relevance.k1": "number >= 0",
+    "retrieval.relevance.b": SHARE,
+    "retrieval.relevance.w_dense": "number >= 0",
+    "retrieval.relevance.w_bm25": "number >= 0",
+    "retrieval.relevance.k_rrf": "number >= 0",
     # tier indexes
     "index.graph": "one of shared, per_tier",
     "index.exact_below": "integer >= 0",
@@ -107,6 +113,9 @@ RULES: dict[str, str] = {
     "summarize.min_items": "integer >= 1",
     "summarize.tag_events": "boolean",
     "summarize.enabled": "boolean",
+    "summarize.known_keys": "integer >= 0",
+    "summarize.motivation": SHARE,
+    "summarize.min_relevance": SHARE,
     "consolidation.motivation": SHARE,
     "consolidation.related": "integer >= 0",
     "consolidation.nightly_at": "time of day or null",
@@ -118,10 +127,14 @@ RULES: dict[str, str] = {
     "inference.enabled": "boolean",
     "inference.related": "integer >= 0",
     "inference.min_relevance": SHARE,
+    "inference.known_keys": "integer >= 0",
+    "answer.enabled": "boolean",
+    "answer.judge": "boolean",
     # evaluation depths
     "evaluation.recall_at": "list of integers >= 1",
     "evaluation.recall_at_tokens": "list of integers >= 1",
     "evaluation.rank_to": "integer >= 0",     # 0: as deep as the largest recall_at
+    "evaluation.abstain_threshold": "number",  # on the system's own score scale (evidence.py)
     # the agent's schedule and the probes
     "agent.rebalance_every": "integer >= 1",
     "agent.incremental_rebalance": "boolean",
@@ -198,6 +211,12 @@ RULES: dict[str, str] = {
     # group depth: escalate, fixed
     "depth.confidence": "number >= 0",
     "depth.n": "integer >= 1",
+    # group motivation: given, from_attention
+    "motivation.low": SCORE,
+    "motivation.high": SCORE,
+    "motivation.repeat_boost": SHARE,
+    "motivation.repeat_window": "duration",
+    "motivation.repeat_similarity": "number in [-1, 1]",
     # group events: per_category, window
     "events.default_valid": "duration",
     "events.window": "duration",
@@ -455,3 +474,19 @@ def _whole_nodes(cfg) -> None:
     for name, check in (("preload", PreloadSpec.from_config), ("generate", from_config)):
         if name in cfg:
             check(cfg[name])            # a ConfigError naming NODE.OPTION
+    _system_relevance(cfg)
+    low, high = (_value(cfg, f"motivation.{k}") for k in ("low", "high"))
+    if low is not _MISSING and high is not _MISSING and not high > low:
+        raise ConfigError(f"motivation.high: expected a score above motivation.low ({low}), got {high}")
+
+
+def _system_relevance(cfg) -> None:
+    """``system=bm25`` ranks by its own BM25 and reads no ``retrieval`` node: a hybrid
+    relevance cannot apply to it (``retrieval=dense``, the default, and ``bm25`` are ignored)."""
+    target = _value(cfg, "system._target_")
+    relevance = _value(cfg, "retrieval.relevance._target_")
+    if isinstance(target, str) and target.endswith("Bm25System") and isinstance(relevance, str) \
+            and relevance.endswith(".Hybrid"):
+        raise ConfigError("retrieval=hybrid: system=bm25 ranks by BM25 alone and reads no retrieval node; "
+                          "hybrid retrieval applies to system=mts and its presets "
+                          "(e.g. preset=flat_rag retrieval=hybrid)")

@@ -126,7 +126,8 @@ def _finished(cfg: DictConfig, frame, out: Path) -> None:
     from . import evidence
     from .report.markdown import passed_line
 
-    recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg)))
+    recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg),
+                                                       evidence.abstain_threshold_of(cfg)))
     if recall_table:
         print(recall_table)
     print(f"{passed_line(frame)}; report: {out / 'report.md'}")

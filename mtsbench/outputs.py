@@ -1,5 +1,5 @@
 """Writes a run directory: results.parquet, then from it metrics.csv, report.md and
-summary.json; beside them trace.jsonl and timelines.csv. Every file is written atomically
+summary.json; beside them trace.parquet and timelines.parquet. Every file is written atomically
 (``mtsbench.atomic``) and scenarios are streamed as they finish (``mtsbench.stream``), so
 an interrupted or failed run leaves what it finished, with its ``status``.
 
@@ -22,7 +22,7 @@ each with runs, LLM calls, tokens, retries, failures, memories scored by their s
 (``scored``), index queries and ``arousal_scored`` — so consolidation's cost never hides in
 probe cost. ``cost`` (``overall`` and ``scenarios.<id>``) is the total cost: memories
 scored by every kind of search — ``probe``, ``reply`` (``workload=reply``), ``association``
-(labelling), ``arousal`` and the background ``processes`` (their searches and their
+(labelling: observed items', and probes' own under ``motivation=from_attention``), ``arousal`` and the background ``processes`` (their searches and their
 arousal) — with their ``total``, ``per_turn`` (per dialogue turn, say and reply),
 index queries of every kind, the index work (``distances``: vector distance computations
 of every query, measured; ``index_inserts`` and ``insert_distances_est``: graph inserts and
@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import answer as answers
 from . import evidence, results
 from .evaluate import metrics_frame, scenario_rows, scored_total
 from .processes.meter import INDEX_KEYS
@@ -57,7 +58,7 @@ def _mean(series: pd.Series) -> float | None:
 
 
 def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[int, ...] = (),
-              budgets: tuple[int, ...] = ()) -> dict:
+              budgets: tuple[int, ...] = (), abstain_threshold: float | None = None) -> dict:
     """Aggregates of one scenario's (or all) metric rows."""
     expectations = rows[rows["check"] != "probe"]
     checks = expectations[expectations["passed"].notna()]
@@ -78,7 +79,8 @@ def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[in
         "tokens": int(llm["tokens"]),
         "llm_retries": int(llm["retries"]),
         "llm_failures": int(llm["failures"]),
-        "evidence": evidence.summarize(rows, depths, budgets),
+        "evidence": evidence.summarize(rows, depths, budgets, abstain_threshold),
+        **({"answer": a} if (a := answers.summarize(rows)) is not None else {}),
     }
 
 
@@ -111,7 +113,8 @@ def cost_block(records: pd.DataFrame, processes: dict, llm: dict) -> dict:
     def scored(record: str) -> int:
         return int(steps.loc[steps["record"] == record, "scored"].sum())
 
-    parts = {"probe": scored("probe"), "reply": scored("reply"), "association": scored("observe"),
+    association = scored("observe") + (int(steps["association_scored"].sum()) if "association_scored" in steps else 0)
+    parts = {"probe": scored("probe"), "reply": scored("reply"), "association": association,
              "arousal": int(steps["arousal_scored"].sum()),
              "processes": int(sum(p["scored"] + p["arousal_scored"] for p in processes.values()))}
     total = sum(parts.values())
@@ -205,6 +208,7 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
 
     records, meta = results.load(out_dir / results.FILE)
     depths, budgets = evidence.depths_of(meta["config"]), evidence.budgets_of(meta["config"])
+    threshold = evidence.abstain_threshold_of(meta["config"])
     rows, parts, costs = [], {}, {}
     for sid, info in meta["scenarios"].items():
         scenario = (scenarios or {}).get(sid) or _load(out_dir, info["path"])
@@ -218,11 +222,11 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     summary_scenarios = {}
     for sid, (info, scored) in parts.items():
         part = frame[frame["scenario"] == sid]
-        summary_scenarios[sid] = (aggregate(part, info["llm"], scored, depths, budgets)
+        summary_scenarios[sid] = (aggregate(part, info["llm"], scored, depths, budgets, threshold)
                                   | {"processes": info["processes"], "llm": info["llm"]})
     infos = [info for info, _ in parts.values()]
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
-    overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets)
+    overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets, threshold)
     overall["llm_failure_rate"] = failure_rate(totals)
     limit = max_failure_rate(meta["config"])
     overall["llm_max_failure_rate"] = limit

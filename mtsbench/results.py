@@ -37,7 +37,7 @@ from .systems.base import UNSUPPORTED, Outcome
 FILE = "results.parquet"
 COST_COLUMNS = ["scored", "tiers_searched", "index_queries", "arousal_scored", "distances", "index_inserts",
                 "insert_distances_est", "index_moves", "llm_calls", "tokens", "prompt_tokens", "completion_tokens",
-                "llm_retries", "llm_failures"]
+                "llm_retries", "llm_failures", "association_scored"]
 STEP_RECORDS = ("observe", "probe", "idle", "tick", "reply")   # the records that carry a step's own work
 
 SCHEMA = pa.schema([
@@ -47,6 +47,8 @@ SCHEMA = pa.schema([
     ("ranked_ids", pa.list_(pa.int64())), ("ranked_scores", pa.list_(pa.float64())),
     ("ranked_provenance", pa.list_(pa.list_(pa.string()))), ("ranked_tokens", pa.list_(pa.int64())),
     *((c, pa.int64()) for c in COST_COLUMNS), ("latency_ms", pa.float64()),
+    # a probe's answer (mtsbench.answer; empty unless answer.enabled and the probe has a gold answer)
+    ("answer", pa.string()), ("answer_f1", pa.float64()), ("answer_proxy", pa.float64()), ("judge", pa.float64()),
 ])
 
 
@@ -63,7 +65,8 @@ class Recorder:
                "kind": step.kind, "record": record, "check_no": None, "value": None, "unsupported": False,
                "score": None, "used": None, "ranked_ids": None, "ranked_scores": None,
                "ranked_provenance": None, "ranked_tokens": None,
-               **{k: int(getattr(c, k)) for k in COST_COLUMNS}, "latency_ms": float(c.latency_ms)}
+               **{k: int(getattr(c, k)) for k in COST_COLUMNS}, "latency_ms": float(c.latency_ms),
+               "answer": None, "answer_f1": None, "answer_proxy": None, "judge": None}
         row.update(fields)
         self.rows.append(row)
 
@@ -79,6 +82,8 @@ class Recorder:
         if r is not None:
             fields.update(used=r.used, ranked_ids=[int(i) for i in r.ids], ranked_scores=[float(s) for s in r.scores],
                           ranked_provenance=[list(p) for p in r.provenance], ranked_tokens=[int(t) for t in r.tokens])
+        if outcome.answer is not None:
+            fields.update(outcome.answer)
         self._add(step, record, outcome, **fields)
 
     def state(self, step, outcome: Outcome, record: str, value, check_no: int | None = None) -> None:
@@ -107,7 +112,11 @@ def load(path: Path) -> tuple[pd.DataFrame, dict]:
     """The records (a DataFrame, in ``seq`` order) and the metadata of a results file."""
     table = pq.read_table(path)
     meta = json.loads(table.schema.metadata[b"mtsbench"])
-    return table.to_pandas().sort_values("seq", kind="stable").reset_index(drop=True), meta
+    records = table.to_pandas().sort_values("seq", kind="stable").reset_index(drop=True)
+    for column in COST_COLUMNS:     # a file saved before a counter existed: that work was 0
+        if column not in records:
+            records[column] = 0
+    return records, meta
 
 
 def _json(x):

@@ -34,6 +34,7 @@ from . import evidence
 from .config import ConfigError, scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
+from .answer import Answering, answer_step
 from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
@@ -86,7 +87,7 @@ def drive(system: MemorySystem, step, depth: int):
         return system.observe(Observation(step.id, step.at, step.kind, step.text, step.hints))
     if step.kind == "probe":
         return system.retrieve(Query(step.id, step.at, step.text, step.expect.k, step.motivation,
-                                     max(step.expect.k, depth)))
+                                     max(step.expect.k, depth), hints=step.hints))
     if step.kind == "idle":
         return system.idle(Idle(step.id, step.at, step.duration))
     return system.tick(Tick(step.id, step.at))
@@ -107,6 +108,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     depth = evidence.rank_depth_of(cfg)
     workload = instantiate(cfg.workload) if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
+    answering = Answering.from_config(OmegaConf.select(cfg, "answer"))
     timeline = Timeline(scenario)
     waiting: dict[str, tuple] = {}                  # step id -> (step, outcome) of an event expectation
     counting: list[tuple[object, object, set[str]]] = []   # event_count checks waiting for earlier summaries
@@ -130,6 +132,8 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
 
     for step in scenario.steps:
         outcome = drive(system, step, depth)
+        if step.kind == "probe":
+            answer_step(system, step, outcome, answering, scenario.language)
         rec.step(step, outcome)
         query = workload.reply(step, outcome)
         if query is not None:

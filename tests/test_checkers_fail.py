@@ -21,6 +21,7 @@ from mtsbench.memory.retrieval import TieredSearch
 from mtsbench.processes.labelling import CommonSense, Labelled
 from mtsbench.systems.base import Ranking, UNSUPPORTED
 from mtsbench.systems.bm25 import Bm25System
+from mtsbench.mechanisms.motivation import FromAttention
 from mtsbench.workload import Reply
 
 
@@ -107,6 +108,11 @@ class CalmerWhenAttended(Reply):
         return 1.0 - super().motivation(score)
 
 
+class CalmerWhenAttentive(FromAttention):
+    def solve(self, given, score, repeats):
+        return 1.0 - super().solve(given, score, repeats)
+
+
 class RaisingRead(Bm25System):
     def read(self, query):
         raise KeyError("no such state")
@@ -117,7 +123,7 @@ BROKEN = {
     "llm": OutOfRangeLLM(), "attention": ElevenLabeller(), "tiers": TierTooDeep(), "depth": ShallowerWhenMotivated(),
     "arousal": SubtractingArousal(), "events": YoungerIsStale(), "belief": BeliefOverOne(),
     "accumulate": MoreImpressionsLess(), "conflict": FloatConflict(), "retrieval": DuplicateSearch(),
-    "system": UnsortedBm25(), "workload": CalmerWhenAttended(),
+    "system": UnsortedBm25(), "workload": CalmerWhenAttended(), "motivation": CalmerWhenAttentive(),
 }
 # what each checker must say about its broken component (the intended breach, not another)
 REASON = {
@@ -126,13 +132,13 @@ REASON = {
     "tiers": "0..n_tiers-1", "depth": "never search fewer tiers", "arousal": "only adds attention",
     "events": "never less stale", "belief": "stay in 0..1", "accumulate": "an impression never lowers belief",
     "conflict": "one bool per conflict", "retrieval": "distinct", "system": "best first",
-    "workload": "never lowers",
+    "workload": "never lowers", "motivation": "never lower the motivation",
 }
 GOOD = {
     "long_decay": Exponential(), "short_decay": Exponential(), "embedder": Hashing(dim=16), "llm": MockLLM(),
     "attention": CommonSense(), "tiers": Thresholds(), "depth": Linear(), "arousal": Knn(),
     "events": PerCategory(), "belief": Ema(), "accumulate": NoisyOr(), "conflict": WeakerLoses(),
-    "retrieval": TieredSearch(), "system": Bm25System(), "workload": Reply(),
+    "retrieval": TieredSearch(), "system": Bm25System(), "workload": Reply(), "motivation": FromAttention(),
 }
 
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from mtsbench.llm.base import EventTag, Fact, Impression, Item
+from mtsbench.embed.hashing import Hashing
+from mtsbench.llm import prompts
+from mtsbench.llm.base import EventTag, Fact, Impression, Item, Known
 from mtsbench.llm.mock import MockLLM
 from mtsbench.mechanisms.accumulate import Max, NoisyOr
 from mtsbench.mechanisms.belief import Ema
@@ -289,7 +291,7 @@ def unwell(step, belief=0.6, ttl=7 * DAY, kind="say"):
 
 def test_impressions_accumulating_past_the_threshold_form_one_conjecture():
     m, llm = FakeMemory(), MockLLM()
-    perceive, inf = FakePerceive(m), Inferrer(threshold=0.7)
+    perceive, inf = FakePerceive(m), Inferrer(threshold=0.7, known_keys=0)   # the fake embeds as text
     assert inf.observe(m, llm, perceive, NoisyOr(), unwell("a"), []) == []          # 0.6 < 0.7
     m.now = DAY
     formed = inf.observe(m, llm, perceive, NoisyOr(), unwell("b"), ["I feel unwell."])
@@ -307,12 +309,73 @@ def test_impressions_accumulating_past_the_threshold_form_one_conjecture():
 
 def test_faded_impressions_and_the_max_rule_form_no_conjecture():
     m, llm = FakeMemory(), MockLLM()
-    inf = Inferrer()
+    inf = Inferrer(known_keys=0)
     inf.observe(m, llm, FakePerceive(m), NoisyOr(), unwell("a", ttl=DAY), [])
     m.now = 10 * DAY                                                   # the first has faded away
     assert inf.observe(m, llm, FakePerceive(m), NoisyOr(), unwell("b", ttl=DAY), []) == []
-    m2, inf2 = FakeMemory(), Inferrer()
+    m2, inf2 = FakeMemory(), Inferrer(known_keys=0)
     inf2.observe(m2, llm, FakePerceive(m2), Max(), unwell("a"), [])
     m2.now = DAY
     assert inf2.observe(m2, llm, FakePerceive(m2), Max(), unwell("b"), []) == [] and not m2.memories
     assert not Inferrer().wants(unwell("r", kind="reply"))
+
+
+# -- what memory already holds, shown to the LLM (issue 15) -----------------------------
+class Recording(MockLLM):
+    """The mock, recording the known names each summarize and infer call is shown."""
+
+    def __init__(self):
+        super().__init__()
+        self.shown: list[tuple] = []
+
+    def summarize(self, turns, known_facts=(), known_events=()):
+        self.shown.append((tuple(known_facts), tuple(known_events)))
+        return super().summarize(turns, known_facts, known_events)
+
+    def infer(self, info, context, known=()):
+        self.shown.append(tuple(known))
+        return super().infer(info, context, known)
+
+
+def test_summarize_is_shown_the_keys_and_categories_of_similar_memories():
+    m, llm = FakeMemory(), Recording()
+    m.remember("The user plays chess on Sundays.", "fact", ("a",), score=5.0, key="user.skill.chess", value=True)
+    m.remember("The user plays chess well.", "fact", ("b",), score=5.0, key="user.skill.chess", value=True)
+    m.remember("Chess is hard.", "fact", ("c",), score=5.0)                            # keyless: not shown
+    m.remember("The user bakes bread.", "fact", ("d",), score=5.0, key="user.hobby.baking", value=True)
+    m.remember("Signed up for a chess course.", "event", ("e",), score=5.0, meta={"category": "course.chess"})
+    s = Summarizer(every=1)
+    s.add(turn("s1", "I lost at chess again on Sunday."), 0.0)
+    s.flush(m, llm, FakePerceive(m), Ema())
+    facts, events = llm.shown[-1]
+    assert facts == (Known("user.skill.chess", "The user plays chess on Sundays."),)   # distinct, best first
+    assert events == (Known("course.chess", "Signed up for a chess course."),)
+    assert "- user.skill.chess: The user plays chess on Sundays." in prompts.summarize_prompt([], facts, events)
+    s2 = Summarizer(every=1, known_keys=0)
+    s2.add(turn("s2", "Chess again."), 0.0)
+    s2.flush(m, llm, FakePerceive(m), Ema())
+    assert llm.shown[-1] == ((), ())                                   # known_keys: 0 shows nothing
+
+
+class VectorMemory(FakeMemory):
+    """The fake, embedding texts as vectors (the inferrer ranks its open keys by cosine)."""
+
+    def embed(self, text):
+        return Hashing(dim=256).embed([text])[0]
+
+
+def test_infer_is_shown_the_open_keys_nearest_the_item_with_their_beliefs():
+    m, llm = VectorMemory(), Recording()
+    inf = Inferrer(known_keys=1)
+    inf.observe(m, llm, FakePerceive(m), NoisyOr(), unwell("a"), [])
+    assert llm.shown[-1] == ()                                         # nothing open yet
+    hum = Item("I hum all day.", "say", "h", "en", Hints(infer=(Impression("user.mood.cheerful", "The user is cheerful",
+                                                                             0.3, 30 * DAY),)))
+    inf.observe(m, llm, FakePerceive(m), NoisyOr(), hum, [])
+    m.now = DAY
+    inf.observe(m, llm, FakePerceive(m), NoisyOr(), Item("I may have a cold, I feel unwell.", "say", "b"), [])
+    (cold,) = llm.shown[-1]                                            # the nearer of the two open keys
+    assert cold == Known("user.cold", "The user may have a cold", round(0.6 * math.exp(-3 / 7), 4))
+    m.now = 10 * DAY                                                   # the cold's TTL has passed
+    inf.observe(m, llm, FakePerceive(m), NoisyOr(), Item("I may have a cold, I feel unwell.", "say", "c"), [])
+    assert [k.name for k in llm.shown[-1]] == ["user.mood.cheerful"]

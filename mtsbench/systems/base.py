@@ -77,7 +77,9 @@ class Observation:
 class Query:
     """A retrieval: use the top ``k`` memories for ``text``; report the ranking ``depth``
     deep. ``purpose``: ``probe`` (a scenario step) or ``reply`` (the context a user turn's
-    reply uses, under ``workload=reply``: part of that turn's step, not a step of its own)."""
+    reply uses, under ``workload=reply``: part of that turn's step, not a step of its own).
+    ``motivation`` is the scenario's number; a system may solve its own from the question
+    (``motivation=from_attention``), for which ``hints`` say what a perfect LLM would rate."""
 
     step: str
     at: float
@@ -86,6 +88,7 @@ class Query:
     motivation: float = 0.5
     depth: int = 5
     purpose: str = "probe"
+    hints: Hints = Hints()
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,9 @@ class Cost:
     """What one step cost the system itself (background processes are reported apart).
 
     ``scored``: memories scored by the step's searches; ``tiers_searched``: the deepest tier
-    reached; ``index_queries``: index queries; ``arousal_scored``: memories scored by the
+    reached; ``index_queries``: index queries; ``association_scored``: memories scored by a
+    probe's own labelling (``motivation=from_attention``: its associated memories; an
+    observed item's association search is its ``scored``); ``arousal_scored``: memories scored by the
     neighbour searches of regional arousal; ``distances``: vector distance computations of
     every index query (measured: exact scans count each member, a graph its own count);
     ``index_inserts`` / ``insert_distances_est``: vectors inserted into a graph and their
@@ -124,6 +129,7 @@ class Cost:
     scored: int = 0
     tiers_searched: int = 0
     index_queries: int = 0
+    association_scored: int = 0
     arousal_scored: int = 0
     distances: int = 0
     index_inserts: int = 0
@@ -163,6 +169,7 @@ class Outcome:
     score: float | None = None
     ranking: Ranking | None = None
     summarized: tuple[str, ...] = ()
+    answer: dict | None = None       # a probe's answer fields (mtsbench.answer), set by the runner
 
 
 @dataclass

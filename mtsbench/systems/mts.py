@@ -26,13 +26,13 @@ class MtsSystem:
 
     def __init__(self, embedder, llm, dual, long_decay, short_decay, attention, retrieval, tiers, depth, arousal,
                  events, belief, accumulate, conflict, summarize, consolidation, inference, index=None, agent=None,
-                 preload=None):
+                 preload=None, motivation=None):
         self.embedder, self.llm, self.dual = embedder, llm, dual
         self.long_decay, self.short_decay, self.attention = long_decay, short_decay, attention
         self.retrieval, self.tiers, self.depth, self.arousal = retrieval, tiers, depth, arousal
         self.events, self.belief, self.accumulate, self.conflict = events, belief, accumulate, conflict
         self.summarize, self.consolidation, self.inference = summarize, consolidation, inference
-        self.index, self.agent, self.preload = index, agent, preload
+        self.index, self.agent, self.preload, self.motivation = index, agent, preload, motivation
 
     def start(self, context: Context) -> None:
         attention = instantiate(self.dual, long_decay=instantiate(self.long_decay),
@@ -50,7 +50,8 @@ class MtsSystem:
                                   instantiate(self.accumulate), instantiate(self.conflict),
                                   rebalance_every=agent.get("rebalance_every", 20), language=context.language,
                                   day_offset=start.hour * 3600 + start.minute * 60 + start.second,
-                                  context=retriever.context)
+                                  context=retriever.context,
+                                  motivation=None if self.motivation is None else instantiate(self.motivation))
         preload(self.memory_, PreloadSpec.from_config(self.preload), context.language)
         self.memory_.embedder.warm([t for t in context.texts if t])
 
@@ -68,6 +69,15 @@ class MtsSystem:
 
     def finish(self) -> Outcome:
         return self.agent_.finish()
+
+    def context_texts(self, ids) -> list[str]:
+        """The texts of memories ``ids`` (a probe's context, for ``mtsbench.answer``)."""
+        return [self.memory_.text(int(i)) for i in ids]
+
+    @property
+    def answer_llm(self):
+        """The LLM that answers probes (``mtsbench.answer``): the agent's, so its calls are metered with the rest."""
+        return self.agent_.llm
 
     def waiting(self) -> frozenset[str]:
         return frozenset(i.step for i in self.agent_.summarizer.pending_)
