@@ -60,6 +60,19 @@ def clear_failure(out_dir: Path) -> None:
     (Path(out_dir) / FAILURE_FILE).unlink(missing_ok=True)
 
 
+def announce(jobs: list[tuple[int, list[str]]], skip: set[int], where: str) -> None:
+    """The sweep's opening lines on stderr: how many jobs run ``where`` (and, resuming, how
+    many are complete), then one line per job with its overrides."""
+    from hydra.core.utils import filter_overrides
+
+    print(f"mtsbench: {len(jobs)} jobs{where}"
+          + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if resume else ""),
+          file=sys.stderr)
+    for num, overrides in jobs:
+        print(f"  #{num}: {' '.join(filter_overrides(overrides))}{' (complete)' if num in skip else ''}",
+              file=sys.stderr)
+
+
 def write_manifest(sweep_dir: Path, jobs: list[tuple[int, list[str]]]) -> None:
     """``jobs.json``: every job of the sweep (number and overrides), kept across resumes."""
     path = Path(sweep_dir) / MANIFEST

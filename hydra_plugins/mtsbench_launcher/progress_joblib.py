@@ -33,7 +33,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
     """Hydra's joblib launcher made to survive a dead worker (see the module docstring)."""
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
-        from hydra.core.utils import configure_log, filter_overrides, setup_globals
+        from hydra.core.utils import configure_log, setup_globals
         from tqdm import tqdm
 
         from mtsbench import sweep
@@ -49,12 +49,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         sweep.last_sweep_dir = sweep_dir
         sweep.write_manifest(sweep_dir, jobs)
         skip = {num for num, o in jobs if sweep.resume is not None and sweep.job_complete(self._job_dir(num, o))}
-        print(f"mtsbench: {len(jobs)} jobs, {n_jobs} at a time, in {sweep_dir}"
-              + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if sweep.resume else ""),
-              file=sys.stderr)
-        for num, overrides in jobs:
-            print(f"  #{num}: {' '.join(filter_overrides(overrides))}{' (complete)' if num in skip else ''}",
-                  file=sys.stderr)
+        sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}")
         results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
         with tqdm(total=len(jobs), initial=len(skip), desc="jobs", unit="job", disable=None) as bar:
             self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar)

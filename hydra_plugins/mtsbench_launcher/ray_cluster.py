@@ -44,7 +44,7 @@ class RayClusterLauncher(RayLauncher or object):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
         from hydra.core.singleton import Singleton
-        from hydra.core.utils import configure_log, filter_overrides, setup_globals
+        from hydra.core.utils import configure_log, setup_globals
         from omegaconf import OmegaConf, open_dict
         from tqdm import tqdm
 
@@ -67,12 +67,7 @@ class RayClusterLauncher(RayLauncher or object):
                 cfg.hydra.sweep.dir = str(sweep_dir)
             configs[num] = cfg
         skip = {num for num, _ in jobs if sweep.resume is not None and sweep.job_complete(_job_dir(configs[num]))}
-        print(f"mtsbench: {len(jobs)} jobs on Ray ({where}) in {sweep_dir}"
-              + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if sweep.resume else ""),
-              file=sys.stderr)
-        for num, overrides in jobs:
-            print(f"  #{num}: {' '.join(filter_overrides(overrides))}{' (complete)' if num in skip else ''}",
-                  file=sys.stderr)
+        sweep.announce(jobs, skip, f" on Ray ({where}) in {sweep_dir}")
 
         import ray
 
