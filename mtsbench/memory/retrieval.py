@@ -195,20 +195,14 @@ class TieredSearch:
                 best, found = max(best, float(scores.max())), found + int(np.isfinite(scores).sum())
             if tier + 1 < limit and not depth.go_deeper(tier + 1, best, found, k):
                 break
-        if parts:
-            ids, rel, att = (np.concatenate(x) for x in zip(*parts))
-            if lazy:
-                scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
-            else:
-                scores = self.score(store, ids, rel, att, now)
-            keep = np.isfinite(scores)
-            ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
-        if not parts or not len(ids):
-            empty = np.zeros(0)
-            return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
-        deep = rank(scores, depth_k)
-        top = deep[:k]
-        return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep])
+        if not parts:
+            return _ranked(*(np.zeros(0),) * 4, k, depth_k, cost)
+        ids, rel, att = (np.concatenate(x) for x in zip(*parts))
+        if lazy:
+            scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
+        else:
+            scores = self.score(store, ids, rel, att, now)
+        return _ranked(ids, rel, att, scores, k, depth_k, cost)
 
     def search_lexical(self, store: MemoryStore, attention: DualAttention, index, depth: DepthPolicy,
                        query: np.ndarray, text: str, k: int, motivation: float, now: float,
@@ -244,14 +238,20 @@ class TieredSearch:
                 best, found = float(scores.max()), int(np.isfinite(scores).sum())
             if tier + 1 < limit and not depth.go_deeper(tier + 1, best, found, k):
                 break
-        if parts:
-            if lazy:
-                scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
-            keep = np.isfinite(scores)
-            ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
-        if not parts or not len(ids):
-            empty = np.zeros(0)
-            return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
-        deep = rank(scores, depth_k)
-        top = deep[:k]
-        return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep])
+        if parts and lazy:
+            scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
+        return _ranked(ids, rel, att, scores, k, depth_k, cost)
+
+
+def _ranked(ids: np.ndarray, rel: np.ndarray, att: np.ndarray, scores: np.ndarray, k: int, depth_k: int,
+            cost: SearchCost) -> Retrieval:
+    """The candidates with a finite score, best first: the top ``k`` used, the ranking
+    ``depth_k`` deep (an empty ``Retrieval`` when none is left)."""
+    keep = np.isfinite(scores)
+    if not keep.any():
+        empty = np.zeros(0)
+        return Retrieval(np.zeros(0, dtype=np.int64), empty, empty, empty, cost)
+    ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
+    deep = rank(scores, depth_k)
+    top = deep[:k]
+    return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep])
