@@ -110,21 +110,24 @@ def judge_check(c, value) -> tuple[str, bool | None, object, str]:
     """(check name, passed, value shown, expected text) of one state assertion and the value
     the system gave for it (``UNSUPPORTED_VALUE``: passed None)."""
     if isinstance(c, BeliefCheck):
-        target = f"{c.key}={c.value} " if c.value is not None else f"{c.key} "
+        subject = c.key if c.from_ is None else f"from {c.from_}"
+        target = f"{subject}={c.value} " if c.value is not None else f"{subject} "
         expected = target + describe_range(c)
     elif isinstance(c, ConjectureCheck):
-        expected = f"{c.key} present={c.present}"
+        expected = f"{c.key if not c.from_ else 'from ' + steps_text(c.from_)} present={c.present}"
     elif isinstance(c, StepAttentionCheck):
         expected = f"{c.step} " + describe_range(c)
     elif isinstance(c, TierCheck):
         expected = f"{c.step} tier <= {c.max}"
     elif isinstance(c, EventCountCheck):
-        expected = f"{c.category} == {c.equals}"
+        expected = f"{c.category if not c.containing else 'containing ' + steps_text(c.containing)} == {c.equals}"
     else:
         raise TypeError(f"unknown check {type(c).__name__}")
     name = CHECK_NAMES[type(c)]
     if value is UNSUPPORTED_VALUE:
         return name, None, UNSUPPORTED_VALUE, expected
+    if isinstance(c, BeliefCheck) and c.from_ is not None and value is None:
+        return name, False, f"no live fact from {c.from_}", expected
     if isinstance(c, (BeliefCheck, StepAttentionCheck)):
         return name, Range(c.min, c.max).contains(value), _round(value), expected
     if isinstance(c, ConjectureCheck):
@@ -132,6 +135,15 @@ def judge_check(c, value) -> tuple[str, bool | None, object, str]:
     if isinstance(c, TierCheck):
         return name, value is not None and value <= c.max, value, expected
     return name, value == c.equals, value, expected
+
+
+def steps_text(steps: tuple[str, ...]) -> str:
+    """A provenance reference as ``expected`` shows it: ``allergy`` or ``[cough, fever]``.
+
+    >>> steps_text(("allergy",)), steps_text(("cough", "fever"))
+    ('allergy', '[cough, fever]')
+    """
+    return steps[0] if len(steps) == 1 else f"[{', '.join(steps)}]"
 
 
 def event_row(rec, step) -> dict:

@@ -25,7 +25,11 @@ missing required fields; wrong types and out-of-range numbers; unknown keys (wit
 did-you-mean); zero or several step kinds in a step; ``at`` before the start, going back
 in time, or inside an earlier step's idle; bad durations; duplicate step ids; references
 (``recall``, ``absent``, ``event.same_as``, ``check`` ``attention.step``/``tier.step``) that
-do not name an *earlier* say/reply/perceive/probe step; a scenario id that is not
+do not name an *earlier* say/reply/perceive/probe step; provenance references (``check``
+``belief.from``, ``conjecture.from``, ``event_count.containing``) that do not name an
+earlier say/reply/perceive step (a probe is not observed: nothing is derived from it);
+a check giving both or neither of its key (``key``, ``category``) and its provenance
+(``from``, ``containing``); a scenario id that is not
 ``[a-z0-9_]+`` or differs from the file's stem; a language other than en or zh;
 expectations, hints, ``motivation``, ``category`` or ``abstain`` on the wrong step kind;
 ``event`` expecting both or neither of ``same_as`` and ``new``; an abstaining probe
@@ -77,8 +81,8 @@ from pydantic import ValidationError
 from ..errors import ScenarioError
 from . import schema_models as sm
 from . import schema_parts as sp
-from .model import (TEXT_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventTag, Expect, Fact,
-                    Hints, Impression, Range, Scenario, Step, StepAttentionCheck, TierCheck)
+from .model import (OBSERVED_KINDS, TEXT_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventTag,
+                    Expect, Fact, Hints, Impression, Range, Scenario, Step, StepAttentionCheck, TierCheck)
 from .schema_base import first_problem
 from .schema_types import LANGUAGES, MAX_K, STEP_ID, brief, join_words
 from .times import MAX_DAYS, MAX_SECONDS, format_at, parse_at
@@ -124,8 +128,9 @@ class _Refs:
     def __init__(self, ids: list):
         self.ids, self.earlier, self.current, self.index = ids, {}, "", 0
 
-    def one(self, field: str, ref) -> str:
-        """``ref`` (text or an integer, as validated) as the id of an earlier step that leaves a memory."""
+    def one(self, field: str, ref, kinds: tuple[str, ...] = TEXT_KINDS) -> str:
+        """``ref`` (text or an integer, as validated) as the id of an earlier step of ``kinds``
+        (by default the kinds that leave a memory)."""
         ref = str(ref)
         kind = self.earlier.get(ref)
         if kind is None:
@@ -136,13 +141,20 @@ class _Refs:
             close = difflib.get_close_matches(ref, list(self.earlier), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise _Problem(field, f"refers to unknown step '{ref}'{tip}")
-        if kind not in TEXT_KINDS:
+        if kind not in kinds:
+            what = "leaves no memory" if kind not in TEXT_KINDS else "is not observed, so nothing is derived from it"
             raise _Problem(field, f"refers to step '{ref}', {'an' if kind == 'idle' else 'a'} {kind} step that "
-                                  f"leaves no memory; expected a {join_words(TEXT_KINDS, 'or')} step")
+                                  f"{what}; expected a {join_words(kinds, 'or')} step")
         return ref
 
-    def many(self, field: str, refs) -> tuple[str, ...]:
-        return tuple(self.one(f"{field}[{i}]" if len(refs) > 1 else field, r) for i, r in enumerate(refs))
+    def many(self, field: str, refs, kinds: tuple[str, ...] = TEXT_KINDS) -> tuple[str, ...]:
+        return tuple(self.one(f"{field}[{i}]" if len(refs) > 1 else field, r, kinds) for i, r in enumerate(refs))
+
+    def sources(self, field: str, refs) -> tuple[str, ...]:
+        """A provenance reference (a step id or a list of them) as the distinct ids of earlier
+        observed steps: the steps facts, impressions and events are derived from."""
+        refs = refs if isinstance(refs, list) else [refs]
+        return tuple(dict.fromkeys(self.many(field, refs, OBSERVED_KINDS)))
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -373,13 +385,16 @@ def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:
         for i, spec in enumerate(specs if many else [specs]):
             field = f"check.{name}[{i}]" if many else f"check.{name}"
             if name == "belief":
-                out.append(BeliefCheck(spec.key, spec.value, spec.min, spec.max))
+                source = None if spec.from_ is None else refs.sources(field + ".from", spec.from_)[0]
+                out.append(BeliefCheck(spec.key, spec.value, spec.min, spec.max, source))
             elif name == "conjecture":
-                out.append(ConjectureCheck(spec.key, spec.present))
+                sources = () if spec.from_ is None else refs.sources(field + ".from", spec.from_)
+                out.append(ConjectureCheck(spec.key, spec.present, sources))
             elif name == "attention":
                 out.append(StepAttentionCheck(refs.one(field + ".step", spec.step), spec.min, spec.max))
             elif name == "tier":
                 out.append(TierCheck(refs.one(field + ".step", spec.step), spec.max))
             else:
-                out.append(EventCountCheck(spec.category, spec.equals))
+                containing = () if spec.containing is None else refs.sources(field + ".containing", spec.containing)
+                out.append(EventCountCheck(spec.category, spec.equals, containing))
     return tuple(out)

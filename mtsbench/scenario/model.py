@@ -111,18 +111,25 @@ class EventExpect:
 
 @dataclass(frozen=True)
 class BeliefCheck:
-    """The belief of fact ``key`` (of the one with ``value``, if given) lies in [min, max]."""
+    """The highest belief among the live facts named by ``key`` (key form) or derived from step
+    ``from_`` (provenance form: the step is in the fact's provenance), of those with ``value``
+    if given, lies in [min, max]. Exactly one of ``key`` and ``from_`` is set."""
 
-    key: str
+    key: str | None
     value: object | None = None
     min: float | None = None
     max: float | None = None
+    from_: str | None = None
 
 
 @dataclass(frozen=True)
 class ConjectureCheck:
-    key: str
+    """A live conjecture of ``key`` (key form), or one whose provenance includes every step of
+    ``from_`` (provenance form), exists (``present``) or does not. Exactly one of them is set."""
+
+    key: str | None
     present: bool = True
+    from_: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,8 +149,13 @@ class TierCheck:
 
 @dataclass(frozen=True)
 class EventCountCheck:
-    category: str
+    """The number of live events of ``category`` (category form), or of live events whose
+    provenance includes at least one step of ``containing`` (provenance form), is ``equals``.
+    Exactly one of them is set."""
+
+    category: str | None
     equals: int
+    containing: tuple[str, ...] = ()
 
 
 Check = Union[BeliefCheck, ConjectureCheck, StepAttentionCheck, TierCheck, EventCountCheck]

@@ -29,6 +29,9 @@ class Strict(BaseModel):
     ``null`` for a field means "not given": a required field is then missing, an optional
     one takes its default -- except for the fields in ``_keep_none`` and optional fields
     whose type does not admit null (``motivation: null`` is refused as a bad number).
+
+    A field whose name is a Python keyword is declared with a trailing ``_`` and the file's
+    spelling as its alias (``from_ = Field(None, alias="from")``); keys are the aliases.
     """
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
@@ -43,7 +46,7 @@ class Strict(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        fields = cls.model_fields
+        fields = {f.alias or name: f for name, f in cls.model_fields.items()}   # as the file spells them
         cls._names = frozenset(fields)
         cls._none_absent = frozenset(name for name, f in fields.items() if name not in cls._keep_none
                                      and (f.is_required() or _nullable(f.annotation)))
@@ -68,7 +71,7 @@ class Strict(BaseModel):
 
     @classmethod
     def _unknown(cls, key) -> PydanticCustomError:
-        known = cls._family or tuple(cls.model_fields)
+        known = cls._family or tuple(f.alias or name for name, f in cls.model_fields.items())
         if key in cls._places and cls._kind:
             return fail(f"only allowed on {join_words(cls._places[key])} steps, {on_kind(cls._kind)}", str(key))
         close = difflib.get_close_matches(str(key), list(known), n=1)

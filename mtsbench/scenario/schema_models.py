@@ -185,7 +185,7 @@ class _Schema(GenerateJsonSchema):
 
     def default_schema(self, schema):
         out = super().default_schema(schema)
-        if out.get("default", 0) is None and "anyOf" not in out:
+        if out.get("default", 0) is None and not any(branch.get("type") == "null" for branch in out.get("anyOf", ())):
             out.pop("default")
         return out
 

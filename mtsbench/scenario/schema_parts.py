@@ -13,8 +13,8 @@ from pydantic import BeforeValidator, ConfigDict, Discriminator, Field, Tag, mod
 
 from .model import CHECK_NAMES
 from .schema_base import Strict
-from .schema_types import (Bool, Count, Duration, K, NonNegative, Ref, RefList, Salience, Scalar, Sessions, Text,
-                           TrueOnly, Unit, fail, list_of)
+from .schema_types import (Bool, Count, Duration, K, NonNegative, Ref, RefList, RefOrRefs, Salience, Scalar,
+                           Sessions, Text, TrueOnly, Unit, fail, list_of)
 
 EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions")
 
@@ -139,12 +139,35 @@ class NoExpect(Strict):
     _family: ClassVar[tuple] = EXPECT_KEYS
 
 
-class BeliefCheck(Strict):
-    """Passes when the highest belief among the live facts with this key (and value, if given) is in
-    [min, max]; without min and max, when such a fact exists."""
+def _subject(named: str, by_provenance: str, what: str):
+    """A check's ``_more``: exactly one of ``named`` (a key or category, as the LLM names it) and
+    ``by_provenance`` (step ids); ``what`` words the two for the refusal of neither."""
+    def more(cls, data: dict) -> None:
+        if data.get(named) is not None and data.get(by_provenance) is not None:   # a null: its field refuses it
+            raise fail(f"give either '{named}' or '{by_provenance}', not both")
+        if named not in data and by_provenance not in data:
+            raise fail(f"expected {what}")
+    return classmethod(more)
 
-    key: Text
-    """The fact's key, e.g. user.allergy.milk."""
+
+def _either(named: str, by_provenance: str) -> dict:
+    """The JSON Schema of "exactly one of the two keys"."""
+    return {"oneOf": [{"required": [named]}, {"required": [by_provenance]}]}
+
+
+class BeliefCheck(Strict):
+    """Passes when the highest belief among the live facts it names (and of those with value, if given)
+    is in [min, max]; without min and max, when such a fact exists. The facts are named by key, or by
+    from: the facts derived from that step. Give exactly one of key and from."""
+
+    model_config = ConfigDict(json_schema_extra=_either("key", "from"))
+    key: Text = None
+    """The facts with this key, e.g. user.allergy.milk (the key the LLM gave them)."""
+    from_: Ref = Field(None, alias="from")
+    """The facts derived from this earlier say, reply or perceive step: those whose provenance (the
+    turns the summary says state them, with the steps of the restatements merged into them) includes
+    it. Several such facts: the highest belief is judged, as for a key (min holds for at least one,
+    max for every one; value singles one out); none: the check fails."""
     value: Optional[Scalar] = None
     """Only facts with this value (compared exactly)."""
     min: Optional[Unit] = None
@@ -152,15 +175,25 @@ class BeliefCheck(Strict):
     max: Optional[Unit] = None
     """Highest belief that passes, 0-1."""
     _order = model_validator(mode="after")(_ordered)
+    _more = _subject("key", "from", "'key: KEY' (the facts' key) or 'from: STEP' (the step that stated the fact)")
 
 
 class ConjectureCheck(Strict):
-    """Passes when a live conjecture with this key exists (present: true) or does not (present: false)."""
+    """Passes when a live conjecture it names exists (present: true) or none does (present: false).
+    The conjecture is named by key, or by from: one formed from impressions of every listed step.
+    Give exactly one of key and from."""
 
-    key: Text
+    model_config = ConfigDict(json_schema_extra=_either("key", "from"))
+    key: Text = None
     """The conjecture's key (the key of the impressions that form it)."""
+    from_: RefOrRefs = Field(None, alias="from")
+    """An earlier say, reply or perceive step, or a list of them: a conjecture whose supporting
+    impressions (its provenance: the steps of the impressions it was formed from or later joined by)
+    include one from every listed step."""
     present: Optional[Bool] = True
     """Whether the conjecture must exist."""
+    _more = _subject("key", "from", "'key: KEY' (the conjecture's key) or 'from: [STEP, ...]' "
+                                    "(the steps whose impressions formed it)")
 
 
 class AttentionCheck(Strict):
@@ -185,12 +218,20 @@ class TierCheck(Strict):
 
 
 class EventCountCheck(Strict):
-    """Passes when the number of live events of the category equals the number given."""
+    """Passes when the number of live events it counts equals the number given: the events of a
+    category, or (containing) the events that contain a step. Give exactly one of category and containing."""
 
-    category: Text
-    """The event category, e.g. trip.disneyland."""
+    model_config = ConfigDict(json_schema_extra=_either("category", "containing"))
+    category: Text = None
+    """The events of this category, e.g. trip.disneyland (the category the LLM gave them)."""
+    containing: RefOrRefs = None
+    """An earlier say, reply or perceive step, or a list of them: the events whose provenance (the turns
+    their tags name, of the tag that created each and of those that joined it) includes at least one of
+    them, each event counted once."""
     equals: Count
     """The expected number of live events (an integer >= 0)."""
+    _more = _subject("category", "containing", "'category: CATEGORY' or 'containing: STEP' "
+                                               "(a step that told of the events)")
 
 
 def _one_or_many(model):

@@ -229,6 +229,24 @@ def _refs(what: str, nonempty: bool = False):
 
 
 RefList = Annotated[list[Ref], BeforeValidator(_refs("a list of step ids such as [allergy]"))]
+
+
+def _ref_or_refs(what: str):
+    """A step id, or a non-empty list of them (``what``: how the refusal names the two)."""
+    many = _refs(what, nonempty=True)
+
+    def check(value):
+        if isinstance(value, list):
+            return many(value)
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or (isinstance(value, str)
+                                                                             and not value.strip()):
+            raise fail(f"expected {what}, got {brief(value)}")
+        return value
+    return check
+
+
+RefOrRefs = Annotated[Union[Ref, Annotated[list[Ref], Field(min_length=1)]],
+                      BeforeValidator(_ref_or_refs("a step id or a non-empty list of step ids such as [cough, fever]"))]
 SessionRefs = Annotated[list[Ref], Field(min_length=1), BeforeValidator(_refs("a non-empty list of step ids", True))]
 
 

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from ..agent import MemoryAgent
 from ..memory.memory import Memory
+from ..memory.store import KIND_CODE
 from ..preload import PreloadSpec, preload
 from ..processes.events import EventTracker
 from ..scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
@@ -87,10 +88,13 @@ class MtsSystem:
         m = self.memory_
         store = m.store
         if isinstance(query, BeliefCheck):
-            ids = [i for i in store.by_key.get(query.key, []) if store.alive[i] and store.kind_of(i) == "fact"
-                   and (query.value is None or store.value[i] == query.value)]
+            ids = (derived_from(store, "fact", (query.from_,)) if query.from_ is not None else
+                   [i for i in store.by_key.get(query.key, []) if store.alive[i] and store.kind_of(i) == "fact"])
+            ids = [i for i in ids if query.value is None or store.value[i] == query.value]
             return max((float(store.belief[i]) for i in ids), default=None)
         if isinstance(query, ConjectureCheck):
+            if query.from_:
+                return bool(derived_from(store, "conjecture", query.from_))
             return any(store.alive[i] and store.kind_of(i) == "conjecture" for i in store.by_key.get(query.key, []))
         if isinstance(query, StepAttentionCheck):
             i = store.by_step.get(query.step)
@@ -99,6 +103,8 @@ class MtsSystem:
             i = store.by_step.get(query.step)
             return None if i is None else int(store.tier[i])
         if isinstance(query, EventCountCheck):
+            if query.containing:
+                return len(events_containing(self.events_, m, query.containing))
             return self.events_.count(m, query.category)
         if isinstance(query, EventOf):
             found = self.events_.containing(m, query.step)
@@ -119,6 +125,22 @@ class MtsSystem:
         meter = self.agent_.llm.meter
         return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.memory_.processes.totals,
                       memories=self.memory_.store.size, trace=self.memory_.trace)
+
+
+def derived_from(store, kind: str, steps: tuple[str, ...]) -> list[int]:
+    """The live memories of ``kind`` derived from every one of ``steps``: those whose provenance
+    lists them all. A fact's provenance is the turns its summary says state it (all the
+    summarized turns if it names none) plus those of the restatements merged into it; a
+    conjecture's, the steps of the impressions it was formed from or later joined by."""
+    n = store.size
+    ids = np.flatnonzero(store.alive[:n] & (store.kind[:n] == KIND_CODE[kind]))
+    wanted = set(steps)
+    return [int(i) for i in ids if wanted.issubset(store.provenance[i])]
+
+
+def events_containing(tracker: EventTracker, memory, steps: tuple[str, ...]) -> set[int]:
+    """The live event memories whose provenance lists at least one of ``steps`` (each event once)."""
+    return {i for step in steps for i in tracker.containing(memory, step)}
 
 
 def _plain(node):
