@@ -53,29 +53,40 @@ def run_main(argv: list[str]) -> int:
 
         return completion_main(argv)
 
-    try:   # every job's config composed and checked before Hydra launches anything
+    try:   # every job's config checked before Hydra launches anything (the first one composed)
         argv = _resume(argv)
         dirs = user_dirs(config_dirs(argv))   # --config-dir: searched before the packaged configs
         sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
-        cfg = check_run(argv)
+        from .hydra_app import config_loader
+
+        with searching(dirs):
+            loader = config_loader()          # the loader Hydra runs with: a single run composes once
+        cfg = check_run(argv, loader)
         if cfg is not None:
             sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
             multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
             writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
-    from .hydra_app import app, sigterm_interrupts
+    from .hydra_app import app, launch, sigterm_interrupts
 
-    sys.argv = ["mtsbench", *without_config_dirs(argv)]
+    args = without_config_dirs(argv)
+    sys.argv = ["mtsbench", *args]
+    sweep.prechecked = cfg is not None         # Hydra's sweeper need not compose every job again
     try:
         with sigterm_interrupts(), searching(dirs):
-            app()
+            if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
+                app()
+            else:
+                launch([a for a in args if a not in ("-m", "--multirun")], "-m" in args or "--multirun" in args,
+                       loader, cfg)
     except SystemExit as e:
         return int(e.code or 0)
     except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
         return _fail(_sweep_stopped(stop), exit_code(stop))
     finally:
         sweep.resume = None
+        sweep.prechecked = False
     return 1 if sweep.failed_jobs else 3 if sweep.warned_jobs else 0
 
 

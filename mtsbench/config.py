@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -237,8 +238,12 @@ def _sweep_needs_m(override: str) -> ConfigError:
                        f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
 
 
-def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> DictConfig:
-    """The job config with its ``hydra`` node, checked: the overrides, then every value."""
+def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), loader=None,
+                  keep: bool = False) -> DictConfig:
+    """The job config with its ``hydra`` node, checked: the overrides, then every value.
+    ``loader``: Hydra's config loader to compose with (``hydra_app.config_loader``; default
+    a fresh one). ``keep``: return the config as Hydra composed it (``scenarios`` as given;
+    the check is on a normalised copy), for Hydra to run."""
     from . import config_rules
 
     config_rules.refuse_secrets(overrides)
@@ -247,18 +252,27 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -
     _parse(overrides)
     _check_additions(overrides, extra_dirs)
     try:
-        cfg = _hydra_compose(overrides, extra_dirs)
+        cfg = _hydra_compose(overrides, extra_dirs, loader)
     except ConfigError:
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
         raise _composition_error(e, overrides, extra_dirs) from None
     _check_added_parents(cfg, overrides, extra_dirs)
-    normalise(cfg)
-    config_rules.validate(cfg, overrides)
+    checked = cfg
+    if keep and "scenarios" in cfg and not OmegaConf.is_list(cfg.scenarios):
+        import copy
+
+        checked = copy.deepcopy(cfg)
+    normalise(checked)
+    config_rules.validate(checked, overrides)
     return cfg
 
 
-def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> DictConfig:
+def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = (), loader=None) -> DictConfig:
+    if loader is not None:              # as Hydra.run composes a run's config
+        from hydra.types import RunMode
+
+        return loader.load_configuration(config_name="config", overrides=list(overrides), run_mode=RunMode.RUN)
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
@@ -395,14 +409,12 @@ def _suggest(key: str, other_overrides: list[str], extra_dirs: Sequence[str | Pa
     return f" ({where} has: {', '.join(keys)})" if keys else f" ({where} has no keys)"
 
 
-SWEEP_JOBS_COMPOSED = 8    # a sweep of up to this many jobs has each composed before it launches (~0.4 s each)
-
-
-def check_run(argv: Sequence[str]) -> DictConfig | None:
+def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
     """Check what ``mtsbench run ARGV`` would run before Hydra launches anything: compose
-    the job (or, for a sweep, every job, or for more than ``SWEEP_JOBS_COMPOSED`` jobs every
-    value of every swept key once) and validate it; ``ConfigError`` (one line) for the
-    first problem. Returns the (first) job's config with its ``hydra`` node. With Hydra's
+    the job (for a sweep, its first job; with ``loader``, Hydra's config loader, as
+    ``Hydra.run`` composes) and validate it, then check a sweep's other jobs without
+    composing each (``_check_sweep``); ``ConfigError`` (one line) for the first problem.
+    Returns the (first) job's config with its ``hydra`` node, as composed. With Hydra's
     informational flags (``--cfg``, ``--info``, ``--help``, ...) nothing is checked (None)
     but secrets on the command line, refused always."""
     from .config_rules import refuse_secrets
@@ -430,7 +442,7 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
             raise ConfigError(f"override '{o}': only comma lists, range() and choice() can be swept")
     first = [f"{p.get_key_element()}={next(iter(p.sweep_string_iterator()), '')}" if p.is_sweep_override() else o
              for o, p in zip(overrides, parsed)]
-    cfg = _compose_full(first, dirs)
+    cfg = _compose_full(first, dirs, loader, keep=True)
     multirun = multirun or "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
     swept = [o for o, p in zip(overrides, parsed) if p.is_sweep_override()]
     if not multirun:
@@ -443,18 +455,165 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     for o, p in zip(args, _parse(args)):
         key = p.get_key_element()
         axes[key] = [f"{key}={v}" for v in p.sweep_string_iterator()] if p.is_sweep_override() else [o]
-    lists = list(axes.values())
-    n_jobs = 1
-    for values in lists:
-        n_jobs *= len(values)
-    if n_jobs <= SWEEP_JOBS_COMPOSED:
-        jobs = [list(job) for job in itertools.product(*lists)]
-    else:                                   # each value of each swept key once, the others at their first
-        base = [values[0] for values in lists]
-        jobs = [base] + [base[:i] + [v] + base[i + 1:] for i, values in enumerate(lists) for v in values[1:]]
-    done = {tuple(sorted(first))}
-    for job in jobs:
-        if tuple(sorted(job)) not in done:
-            done.add(tuple(sorted(job)))
-            _compose_full(job, dirs)
+    _check_sweep(cfg, axes, first, dirs)
     return cfg
+
+
+# keys whose node is also checked whole (config_rules._whole_nodes): a swept value is composed
+_WHOLE_NODES = ("preload", "generate", "motivation")
+SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
+
+
+def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
+                 extra_dirs: Sequence[str | Path]) -> None:
+    """The jobs of a sweep beyond the first one (``cfg``, composed from ``first``), checked
+    without composing each: every value of every swept key once, by itself.
+
+    - ``GROUP=OPTION``: the option exists (a did-you-mean otherwise) and its file, and the
+      options its defaults list picks, hold only values their keys' rules accept
+      (``_option_checked``);
+    - ``KEY=VALUE``: the key exists in the first job and the value passes its rule
+      (``_value_checked``).
+
+    A value that cannot be told this way (an interpolation, ``+``/``~``, a node checked
+    whole, an option from a plugin or with a ``@package`` of its own, an option choosing the
+    group whose node a key override sets: ``arousal=knn`` with ``arousal.r=0.3``) is
+    composed into the first job's overrides, each once: its usual one line names what is
+    wrong. Two or more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations
+    have each combination composed (checks across nodes: ``system=bm25`` with
+    ``retrieval=hybrid``). A sweep of one swept group costs one composition, not one per job."""
+    known = groups(extra_dirs)
+    keys = list(axes)
+    base = [values[0] for values in axes.values()]
+    nodes = {k.lstrip("+~").split(".")[0] for k in keys if not _group_of(k, known)}   # what key overrides set
+    adding = any(k.startswith(("+", "~")) and not _group_of(k, known) for k in keys)
+    check_overrides([v for values in axes.values() for v in values], extra_dirs)
+    seen: dict[tuple[str, str], set[str]] = {}
+    composed = {tuple(sorted(first))}
+    for i, (key, values) in enumerate(axes.items()):
+        group = _group_of(key, known)
+        for o in values:
+            if o in first:                  # in the first job: composed and checked
+                continue
+            if group is not None:
+                option = o.partition("=")[2].strip()
+                touched: set[str] = set()      # the groups the option chooses (itself, its defaults')
+                done = _option_checked(group, option, extra_dirs, known, seen, touched) \
+                    and not adding and not touched & nodes
+            else:
+                done = _value_checked(o, cfg, known)
+            job = base[:i] + [o] + base[i + 1:]
+            if not done and tuple(sorted(job)) not in composed:
+                composed.add(tuple(sorted(job)))
+                _compose_full(job, extra_dirs)
+    swept = [i for i, (k, v) in enumerate(axes.items()) if _group_of(k, known) and len(v) > 1]
+    combos = math.prod(len(list(axes.values())[i]) for i in swept)
+    if len(swept) > 1 and combos <= SWEEP_COMBOS_COMPOSED:   # options checked together (system x retrieval)
+        lists = list(axes.values())
+        for choice in itertools.product(*(lists[i] for i in swept)):
+            job = list(base)
+            for i, o in zip(swept, choice):
+                job[i] = o
+            if tuple(sorted(job)) not in composed:
+                composed.add(tuple(sorted(job)))
+                _compose_full(job, extra_dirs)
+
+
+def _group_of(key: str, known: dict[str, list[str]]) -> str | None:
+    """The config group a sweep key chooses an option of (None for a value's key)."""
+    name = key.strip().lstrip("+~").partition("@")[0]
+    return name if name in known else None
+
+
+def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], known: dict[str, list[str]],
+                    seen: dict[tuple[str, str], set[str]], touched: set[str]) -> bool:
+    """True when option ``option`` of ``group`` (and each option its defaults list picks)
+    was checked from its file alone; ``ConfigError`` for a value its key's rule refuses;
+    False when its file cannot be checked alone (the job is composed instead). ``touched``
+    gets the groups whose option it decides (``seen``: those of the options checked)."""
+    from . import config_rules
+
+    touched.add(group)
+    if (group, option) in seen:
+        touched.update(seen[(group, option)])
+        return True
+    mine = seen[(group, option)] = {group}
+    if option in ("null", "None") and group in COMPOSITE_GROUPS:
+        return True
+    if option not in known.get(group, ()):
+        return False
+    path = next((p for p in (Path(d) / group / f"{option}.yaml" for d in (*user_dirs(extra_dirs), CONFIG_DIR))
+                 if p.is_file()), None)
+    if path is None:
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+        node = OmegaConf.create(text) if text.strip() else OmegaConf.create({})
+    except Exception:  # noqa: BLE001 - unreadable or not YAML: composing says so in its words
+        return False
+    header = next((line.split("@package", 1)[1].strip() for line in text.splitlines()
+                   if line.startswith("#") and "@package" in line), None)
+    if header not in (None, "_global_", "_group_") or not isinstance(node, DictConfig):
+        return False
+    defaults = node.get("defaults") or []
+    for entry in defaults:
+        if isinstance(entry, str) and entry == "_self_":
+            continue
+        if not isinstance(entry, DictConfig) or len(entry) != 1:
+            return False
+        name, choice = next(iter(entry.items()))
+        name = str(name).removeprefix("override ").strip().lstrip("/")
+        if name not in known or not isinstance(choice, (str, type(None))):
+            return False
+        if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine):
+            return False
+        mine.add(name)
+    body = {k: v for k, v in node.items() if k != "defaults"}
+    if header != "_global_":
+        body = {group: body}
+    placed = OmegaConf.create(body)
+    for key in config_rules.PARSED:
+        try:
+            value = config_rules._value(placed, key)
+        except Exception:  # noqa: BLE001 - an interpolation: resolved in the job only
+            return False
+        if value is config_rules._MISSING:
+            continue
+        message = config_rules.problem(key, value) or (
+            config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None)
+        if message:
+            raise ConfigError(message)
+    touched.update(mine)
+    return True
+
+
+def _value_checked(override: str, cfg: DictConfig, known: dict[str, list[str]]) -> bool:
+    """True when ``KEY=VALUE`` was checked by itself: KEY exists in the (first) job ``cfg``
+    and VALUE passes KEY's rule (``ConfigError`` if not); False when composing must tell."""
+    from hydra.core.override_parser.types import OverrideType
+
+    from . import config_rules
+
+    p = _parse([override])[0]
+    key = p.key_or_group
+    if p.type != OverrideType.CHANGE or p.package is not None or key.startswith("hydra") \
+            or key.split(".")[0] in _WHOLE_NODES or key.endswith("_target_") or _group_of(key, known):
+        return False
+    try:
+        node = OmegaConf.select(cfg, key, default=_MISSING_NODE, throw_on_missing=False)
+        value = p.value()
+    except Exception:  # noqa: BLE001 - an interpolation or a syntax Hydra alone reads
+        return False
+    if node is _MISSING_NODE or isinstance(node, DictConfig) or isinstance(value, dict) \
+            or "${" in str(value) or p.is_sweep_override():
+        return False
+    if key == "scenarios":
+        value = scenario_list(value)
+    message = config_rules.problem(key, value) or (
+        config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None)
+    if message:
+        raise ConfigError(message)
+    return True
+
+
+_MISSING_NODE = object()

@@ -39,6 +39,8 @@ failed_jobs: list[str] = []     # job directories that failed in this process's 
 warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
 resume: Path | None = None      # set by `mtsbench run -m --resume DIR`
 last_sweep_dir: Path | None = None   # the directory of this process's last sweep (set by the launcher)
+prechecked = False              # set by `mtsbench run` once config.check_run has checked every job
+lane: dict = {}                 # in a worker of hydra/launcher=local: what its jobs share (set once)
 
 
 class WorkerDied(Exception):

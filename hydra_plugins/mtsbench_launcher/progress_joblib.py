@@ -12,6 +12,13 @@ DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked 
 (SIGTERM: each writes what it did, ``status: interrupted``), jobs not started stay so
 (``never started`` in the report), and the interrupt goes on to ``mtsbench run``.
 Of the joblib options only ``n_jobs`` applies.
+
+What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
+Hydra's global state) is sent to a lane's worker once, when it starts (``_start_lane``),
+not with every job: a job is its number and overrides (``_lane_job``), and the worker's
+Hydra state (its plugins discovered once) is kept from job to job. Each job still has Hydra
+compose its own config (its ``.hydra/`` as ever); the config files that composing reads are
+read once per worker (``_KeptFiles``), as each job of a sweep reads the same ones.
 """
 
 from __future__ import annotations
@@ -56,11 +63,12 @@ class ProgressJoblibLauncher(JoblibLauncher):
         return [results[num] for num, _ in jobs]
 
     def _run_lanes(self, todo: list[tuple[int, list[str]]], n_jobs: int, results: dict, bar) -> None:
+        from concurrent.futures.process import BrokenProcessPool
+
         from hydra.core.singleton import Singleton
-        from hydra_plugins.hydra_joblib_launcher._core import execute_job
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-        state = Singleton.get_state()
+        shared = (self.hydra_context, self.config, self.task_function, Singleton.get_state())
         lanes: list = [None] * n_jobs
         running: dict = {}                         # future -> (lane, num, overrides)
         todo = list(todo)
@@ -69,20 +77,21 @@ class ProgressJoblibLauncher(JoblibLauncher):
                 for lane in range(n_jobs):
                     if todo and lane not in {v[0] for v in running.values()}:
                         if lanes[lane] is None:
-                            lanes[lane] = ProcessPoolExecutor(max_workers=1)
+                            lanes[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=shared)
                         num, overrides = todo.pop(0)
-                        future = lanes[lane].submit(execute_job, num, overrides, self.hydra_context, self.config,
-                                                    self.task_function, state)
+                        future = lanes[lane].submit(_lane_job, num, overrides)
                         running[future] = (lane, num, overrides)
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
                     lane, num, overrides = running.pop(future)
                     try:
                         results[num] = future.result()
-                    except Exception as e:  # noqa: BLE001 - the worker died (or could not run the job)
+                    except BrokenProcessPool as e:     # the worker died: its lane gets a fresh one
                         results[num] = self._worker_died(num, overrides, e)
                         lanes[lane].shutdown(wait=False, kill_workers=True)
                         lanes[lane] = None
+                    except Exception as e:  # noqa: BLE001 - Hydra could not start the job: the lane goes on
+                        results[num] = self._worker_died(num, overrides, e)
                     bar.update(1)
         except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
             _stop(lanes, running)
@@ -95,9 +104,13 @@ class ProgressJoblibLauncher(JoblibLauncher):
                 executor.shutdown(wait=True)
 
     def _job_dir(self, num: int, overrides: list[str]) -> Path:
-        """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``)."""
+        """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``);
+        with the default subdir (the job's number) without composing the job's config."""
         from omegaconf import OmegaConf, open_dict
 
+        subdir = OmegaConf.to_container(self.config.hydra.sweep, resolve=False).get("subdir")
+        if subdir == "${hydra.job.num}":
+            return Path(str(self.config.hydra.sweep.dir)) / str(num)
         cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
         with open_dict(cfg):
             cfg.hydra.job.id = f"{cfg.hydra.job.name}_{num}"
@@ -112,13 +125,67 @@ class ProgressJoblibLauncher(JoblibLauncher):
         code = re.search(r"exit codes? of the workers? (?:is|are) \{?([^}]*)\}?", str(error))
         reason = (f"the worker process running job {num} died (exit code {code.group(1).strip()})" if code
                   else f"the worker process running job {num} failed: {one_line(error)}")
-        job_dir = self._job_dir(num, overrides)
         try:
+            try:
+                job_dir = self._job_dir(num, overrides)
+            except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
+                job_dir = Path(str(self.config.hydra.sweep.dir)) / str(num)
             sweep.record_failure(job_dir, sweep.WorkerDied(reason))
         except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
             print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
         print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
         return _returned(overrides)
+
+
+def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
+    """A lane's worker process starting: keep what every job of the sweep shares, sent once,
+    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    from mtsbench import sweep
+
+    repository = getattr(hydra_context.config_loader, "repository", None)
+    if type(repository).__name__ == "ConfigRepository":
+        repository.__class__ = _kept_files_class()
+    sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
+                      state=singleton_state, files={})
+
+
+def _kept_files_class():
+    """Hydra's ``ConfigRepository`` keeping each config file it loads for the worker's next
+    jobs (``mtsbench.sweep.lane["files"]``, by search path and name), handing each job its
+    own copy (Hydra's composing changes what it is given). Hydra copies its repository for
+    every composition: the files live in the lane, not in the copy."""
+    import copy
+
+    from hydra._internal.config_repository import ConfigRepository
+
+    class _KeptFiles(ConfigRepository):
+        def load_config(self, config_path: str):
+            from mtsbench.sweep import lane
+
+            files = lane.setdefault("files", {})
+            key = (tuple((s.provider, s.path) for s in self.sources), config_path)
+            if key not in files:
+                files[key] = super().load_config(config_path)
+            return copy.deepcopy(files[key])
+
+        def __deepcopy__(self, memo):
+            # Hydra copies the repository for each composition only to re-point its sources
+            # (``initialize_sources`` makes a new list): the sources themselves are shared
+            return copy.copy(self)
+
+    return _KeptFiles
+
+
+def _lane_job(num: int, overrides: list[str]):
+    """Job ``num`` in this lane's worker: Hydra's joblib ``execute_job`` (the job's config
+    composed, its directory, ``.hydra/`` and logging set up, the task run) with what the
+    lane keeps; Hydra's global state carries on from the lane's previous job (its plugins
+    discovered once), the job's own config and runtime set anew, as each job does."""
+    from hydra_plugins.hydra_joblib_launcher._core import execute_job
+
+    from mtsbench.sweep import lane
+
+    return execute_job(num, overrides, lane["hydra_context"], lane["config"], lane["task_function"], lane["state"])
 
 
 def _lanes(n_jobs, total: int) -> int:

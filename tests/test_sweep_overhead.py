@@ -1,0 +1,111 @@
+"""A sweep's fixed cost per job (issue 13): its jobs are checked before launching without
+composing each one; Hydra's sweeper does not compose them all once more; a single run
+composes its config once; and a bad value still stops the sweep with its one line."""
+
+import json
+
+import pytest
+from omegaconf import OmegaConf
+
+import mtsbench.config as config
+from mtsbench.cli import main
+from mtsbench.errors import ConfigError
+
+
+@pytest.fixture
+def compositions(monkeypatch):
+    """Every override list ``config._compose_full`` composes, in order."""
+    seen: list[list[str]] = []
+    original = config._compose_full
+
+    def counting(overrides, *args, **kwargs):
+        seen.append(list(overrides))
+        return original(overrides, *args, **kwargs)
+
+    monkeypatch.setattr(config, "_compose_full", counting)
+    return seen
+
+
+def test_a_sweep_of_one_group_is_checked_with_one_composition(compositions):
+    cfg = config.check_run(["-m", "experiment=ablation", "scenarios=[milk_allergy]"])
+    assert len(compositions) == 1 and "MULTIRUN" in str(cfg.hydra.mode)
+    compositions.clear()
+    config.check_run(["-m", "seed=0,1,2", "llm.noise=0.1,0.2", "ablate=none,tiers,arousal"])
+    assert len(compositions) == 1
+    compositions.clear()                        # ablate=arousal chooses arousal=none, which has no r
+    with pytest.raises(ConfigError, match="no such key 'arousal.r'"):
+        config.check_run(["-m", "ablate=none,tiers,arousal", "arousal.r=0.3"])
+    assert [o for o in compositions[-1] if o.startswith("ablate")] == ["ablate=arousal"]
+
+
+def test_a_key_under_a_swept_group_composes_each_option(compositions):
+    with pytest.raises(ConfigError, match=r"no such key 'arousal.r' \(arousal=knn has: k, gain\)"):
+        config.check_run(["-m", "arousal=radius,knn", "arousal.r=0.3"])
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["-m", "seed=0,1", "llm.noise=0.1,-1"], "llm.noise: expected a number from 0 to 1, got -1"),
+    (["-m", "seed=0,1", "agent.rebalance_every=5,0"], "agent.rebalance_every: expected an integer >= 1, got 0"),
+    (["-m", "ablate=none,tierz"], "did you mean 'tiers'?"),
+    (["-m", "seed=0,1", "retrieval.kk=3,4"], "no such key 'retrieval.kk'"),
+])
+def test_every_value_is_still_checked(compositions, argv, words):
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
+        config.check_run(argv)
+
+
+def test_an_option_of_ones_own_is_checked_from_its_file(tmp_path, compositions):
+    (tmp_path / "long_decay").mkdir()
+    (tmp_path / "long_decay" / "bad.yaml").write_text(
+        "_target_: mtsbench.mechanisms.decay.Exponential\nhalf_life: -3.0\n", encoding="utf-8")
+    (tmp_path / "ablate").mkdir()
+    (tmp_path / "ablate" / "mine.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - override /long_decay: bad\n", encoding="utf-8")
+    for sweep in ("long_decay=power_law,bad", "ablate=none,mine"):
+        with pytest.raises(ConfigError, match="long_decay.half_life: expected a number > 0, got -3.0"):
+            config.check_run(["-m", "--config-dir", str(tmp_path), sweep])
+    assert len(compositions) == 2               # the first job of each, nothing more
+
+
+def test_the_sweeper_leaves_composing_to_the_jobs_once_checked(monkeypatch):
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra_plugins.mtsbench_launcher.checked_sweeper import CheckedSweeper
+
+    from mtsbench import sweep
+
+    calls = []
+    monkeypatch.setattr(BasicSweeper, "validate_batch_is_legal", lambda self, batch: calls.append(batch))
+    sweeper = CheckedSweeper.__new__(CheckedSweeper)
+    monkeypatch.setattr(sweep, "prechecked", True)
+    sweeper.validate_batch_is_legal([["seed=0"]])
+    assert calls == []
+    monkeypatch.setattr(sweep, "prechecked", False)
+    sweeper.validate_batch_is_legal([["seed=0"]])
+    assert calls == [[["seed=0"]]]
+
+
+def test_a_single_run_composes_its_config_once(tmp_path, monkeypatch, capsys):
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    loads = []
+    original = ConfigLoaderImpl.load_configuration
+
+    def counting(self, *args, **kwargs):
+        loads.append(kwargs.get("run_mode"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", counting)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run"
+    assert main(["run", "scenarios=milk_allergy", f"hydra.run.dir={out}"]) == 0, capsys.readouterr().err
+    assert len(loads) == 1
+    saved = OmegaConf.load(out / ".hydra" / "config.yaml")
+    assert saved.scenarios == "milk_allergy"    # as Hydra composed it; the run reads it as a list
+    hydra = OmegaConf.load(out / ".hydra" / "hydra.yaml").hydra
+    assert str(hydra.mode) == "RUN" and "hydra.mode=RUN" in hydra.overrides.hydra
+    assert json.loads((out / "summary.json").read_text())["scenarios_done"] == ["milk_allergy"]
+
+
+def test_two_swept_groups_are_checked_together(compositions):
+    with pytest.raises(ConfigError, match="system=bm25 ranks by BM25 alone"):
+        config.check_run(["-m", "system=mts,bm25", "retrieval=dense,hybrid"])
