@@ -568,8 +568,8 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
         if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine):
             return False
         mine.add(name)
-    body = {k: v for k, v in node.items() if k != "defaults"}
-    if header != "_global_":
+    body = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items() if k != "defaults"}
+    if header != "_global_":   # (unresolved: `seed: ${seed}` read inside its own node would recurse)
         body = {group: body}
     placed = OmegaConf.create(body)
     for key in config_rules.PARSED:

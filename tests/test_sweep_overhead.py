@@ -109,3 +109,9 @@ def test_a_single_run_composes_its_config_once(tmp_path, monkeypatch, capsys):
 def test_two_swept_groups_are_checked_together(compositions):
     with pytest.raises(ConfigError, match="system=bm25 ranks by BM25 alone"):
         config.check_run(["-m", "system=mts,bm25", "retrieval=dense,hybrid"])
+
+
+def test_an_option_interpolating_a_top_level_key_is_checked_from_its_file(compositions):
+    # llm/mock.yaml says `seed: ${seed}`: read inside its own node that would recurse
+    cfg = config.check_run(["-m", "experiment=real_llm"])    # sweeps llm: mock,recorded
+    assert "MULTIRUN" in str(cfg.hydra.mode) and len(compositions) <= 2
