@@ -1,7 +1,7 @@
-"""Where the packaged configs and bundled scenarios are.
+"""Where the packaged configs, bundled scenarios and recorded cassettes are.
 
-In the repository they are the top-level ``configs/`` and ``scenarios/`` folders; the
-wheel carries them inside the package (``mtsbench/configs``, ``mtsbench/scenarios``:
+In the repository they are the top-level ``configs/``, ``scenarios/`` and ``cassettes/``
+folders; the wheel carries them inside the package (``mtsbench/configs``, ...:
 ``pyproject.toml`` force-includes them at build time). An editable install or a run from
 the source tree finds the top-level folders instead.
 """
@@ -20,3 +20,13 @@ def _packaged(name: str) -> Path:
 
 CONFIG_DIR = _packaged("configs")
 SCENARIO_DIR = _packaged("scenarios")
+CASSETTE_DIR = _packaged("cassettes")
+
+
+def packaged_cassettes() -> list[str]:
+    """Names of the cassettes that ship with mtsbench (``cassettes/NAME.jsonl``).
+
+    >>> "qwen2.5-coder-1.5b-instruct-q4_k_m" in packaged_cassettes()
+    True
+    """
+    return sorted(p.stem for p in CASSETTE_DIR.glob("*.jsonl")) if CASSETTE_DIR.is_dir() else []

@@ -9,6 +9,9 @@ whatever ``on_failure`` says: the cassette does not cover this run.
 
 ``max_failure_rate`` is stored for the run (``mtsbench run`` warns and exits 3 above it).
 
+``cassette`` is a file, or the name of a cassette that ships with mtsbench
+(``resources.packaged_cassettes()``; ``llm=recorded`` replays the packaged model's).
+
 Which recording to answer as: the cassette's only (backend, model, params) profile, or
 the one picked out by ``model``, ``temperature`` and ``seed`` (null = any).
 
@@ -21,10 +24,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..resources import CASSETTE_DIR, packaged_cassettes
 from .base import LLMError, Meter
 from .cassette import Cassette
 from .chat import ChatLLM, Exchange, TransportError, excerpt
 from .tasks import Task
+
+
+def cassette_path(cassette: str) -> Path:
+    """The file ``cassette`` names: a path, else a packaged cassette's name; else a one-line error."""
+    path = Path(cassette)
+    if path.is_file():
+        return path
+    if (packaged := CASSETTE_DIR / f"{cassette}.jsonl").is_file():
+        return packaged
+    names = ", ".join(packaged_cassettes()) or "none"
+    raise LLMError(f"cassette {path} does not exist (nor is it a packaged cassette: {names})")
 
 
 class ReplayLLM(ChatLLM):
@@ -43,9 +58,7 @@ class ReplayLLM(ChatLLM):
     def _configure(self) -> dict:
         if not self.cassette:
             raise LLMError("llm.cassette is not set (a file written by llm.record=PATH)")
-        path = Path(self.cassette)
-        if not path.is_file():
-            raise LLMError(f"cassette {path} does not exist")
+        path = cassette_path(self.cassette)
         try:
             recorded = Cassette(path)
         except (ValueError, KeyError) as e:
