@@ -27,12 +27,17 @@ bench: install
 # The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
 # folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,
 # PNGs; a hand-written notes.md there is kept and put at the top of report.md).
-EXPERIMENTS ?= ablation presets belief_rules workload_cost
+# real_llm also compares its two jobs (mock, recorded real model) with mtsbench calibrate.
+EXPERIMENTS ?= ablation presets belief_rules workload_cost real_llm
 experiments: install
 	@for e in $(EXPERIMENTS); do \
 	  rm -rf multirun/experiments/$$e && mkdir -p experiments/$$e && rm -f experiments/$$e/*.png && \
 	  $(VENV)/bin/mtsbench run -m experiment=$$e hydra.sweep.dir=multirun/experiments/$$e && \
 	  $(VENV)/bin/mtsbench report multirun/experiments/$$e --out experiments/$$e || exit 1; \
+	  if [ $$e = real_llm ]; then \
+	    $(VENV)/bin/mtsbench calibrate multirun/experiments/$$e/0 multirun/experiments/$$e/1 \
+	      --out experiments/$$e/calibration || exit 1; \
+	  fi; \
 	done
 
 clean:
