@@ -13,7 +13,6 @@ A change to a prompt makes every affected request miss the cassette: re-record i
 """
 
 import json
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -22,18 +21,15 @@ from mtsbench.evaluate import WALL_CLOCK_COLUMNS
 from mtsbench.llm.cassette import read
 from mtsbench.resources import CASSETTE_DIR
 
-from .conftest import mtsbench_exe
-
 GOLDEN = Path(__file__).parent / "data" / "recorded" / "metrics.csv"
 CASSETTE = CASSETTE_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.jsonl"
 CHECKER_CALLS = 6                   # the component checker's requests, also in the cassette
 
 
-def test_the_recorded_model_reproduces_the_committed_metrics(tmp_path):
+def test_the_recorded_model_reproduces_the_committed_metrics(cli, tmp_path):
     golden = pd.read_csv(GOLDEN)
     scenarios = list(dict.fromkeys(golden["scenario"]))
-    r = subprocess.run([*mtsbench_exe(), "run", "llm=recorded", f"scenarios=[{','.join(scenarios)}]",
-                        f"hydra.run.dir={tmp_path}/run"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    r = cli("run", "llm=recorded", f"scenarios=[{','.join(scenarios)}]", f"hydra.run.dir={tmp_path}/run", timeout=600)
     assert r.returncode == 0, r.stderr
     got = pd.read_csv(tmp_path / "run" / "metrics.csv")
     pd.testing.assert_frame_equal(got.drop(columns=WALL_CLOCK_COLUMNS), golden.drop(columns=WALL_CLOCK_COLUMNS))
@@ -46,20 +42,18 @@ def test_the_recorded_model_reproduces_the_committed_metrics(tmp_path):
     assert {rec["model"] for rec in records} == {"qwen2.5-coder-1.5b-instruct-q4_k_m"}
 
 
-def test_a_dialogue_the_recording_does_not_hold_fails_in_one_line(tmp_path):
+def test_a_dialogue_the_recording_does_not_hold_fails_in_one_line(cli, tmp_path):
     scenario = tmp_path / "unrecorded.yaml"
     scenario.write_text("id: unrecorded\ntitle: An orchid\nlanguage: en\nstart: 2026-03-02T09:00:00\nsteps:\n"
                         "  - {id: s1, at: d0 09:00, say: The orchid on the windowsill has a new bud.}\n")
-    r = subprocess.run([*mtsbench_exe(), "run", "llm=recorded", f"scenarios=[{scenario}]",
-                        f"hydra.run.dir={tmp_path}/run"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    r = cli("run", "llm=recorded", f"scenarios=[{scenario}]", f"hydra.run.dir={tmp_path}/run")
     assert r.returncode != 0
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "no recorded answer in cassette" in lines[0] and "Traceback" not in r.stderr
 
 
-def test_an_unknown_cassette_names_the_packaged_ones(tmp_path):
-    r = subprocess.run([*mtsbench_exe(), "run", "llm=recorded", "llm.cassette=nosuch", "scenarios=[milk_allergy]",
-                        f"hydra.run.dir={tmp_path}/run"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+def test_an_unknown_cassette_names_the_packaged_ones(cli, tmp_path):
+    r = cli("run", "llm=recorded", "llm.cassette=nosuch", "scenarios=[milk_allergy]", f"hydra.run.dir={tmp_path}/run")
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
     assert "cassette nosuch does not exist (nor is it a packaged cassette: qwen2.5-coder-1.5b-instruct-q4_k_m)" \
         in r.stderr
