@@ -175,3 +175,52 @@ def test_bounded_scoring_ranks_exactly_as_full_scoring(n, top, weight, seed):
     assert rank(bounded, top).tolist() == order.tolist()
     assert np.allclose(bounded[order], full[order])
     assert not np.isnan(a[order]).any()
+
+
+def brute_top(v, live, q, k):
+    live = np.array(sorted(live))
+    return set(live[np.argsort(-(v[live] @ q), kind="stable")[:k]].tolist())
+
+
+def test_arousal_walks_one_graph_over_every_memory_once_scanning_the_exact_tiers_costs_more():
+    """Past q exact-tier members every memory is in the graph (inserts counted) and
+    query_all is one walk over all of them; deaths and new vectors stay exact."""
+    rng = np.random.default_rng(7)
+    v = unit_rows(400, 8, seed=1)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=40, M=8, ef=64)
+    idx.query_cost_ = 60.0                       # a graph query's distances, as if measured
+    idx.add(2, np.arange(200, 300), v[200:300])  # a graph tier: the graph exists
+    idx.add(0, np.arange(0, 30), v[:30])
+    idx.add(1, np.arange(30, 60), v[30:60])      # 60 exact members: not more than q yet
+    idx.query_all(v[:2], 5)
+    assert idx.everyone_ is None and idx.work_.inserts == 100
+    idx.add(1, np.arange(60, 70), v[60:70])      # 70 > q: the next arousal query switches
+    idx.query_all(v[:2], 5)
+    assert idx.everyone_ is not None and idx.work_.inserts == 170
+    idx.add(0, np.array([70]), v[[70]])          # from now on each new memory is inserted at creation
+    assert idx.work_.inserts == 171
+    live = set(range(71)) | set(range(200, 300))
+    idx.remove(0, 3)
+    live.discard(3)
+    v[5] = unit(rng.normal(size=(1, 8)))[0]
+    idx.update(0, 5, v[5])
+    idx.move(np.array([10, 210]), np.array([0, 2]), np.array([2, 0]), v[[10, 210]])
+    hits = 0
+    for q in v[rng.choice(sorted(live), 40, replace=False)]:
+        ids, sims, scored = idx.query_all(q[None, :], 6)
+        found = {int(i) for i in ids[0] if i >= 0}
+        assert found <= live and scored == 6
+        got = {int(i): float(s) for i, s in zip(ids[0], sims[0]) if i >= 0}
+        assert all(abs(s - float(v[i] @ q)) < 1e-5 for i, s in got.items())   # never a stale vector
+        hits += len(found & brute_top(v, live, q, 6))
+    assert hits >= 0.95 * 40 * 6
+    assert idx.query_all(v[[5]], 1)[0][0, 0] == 5      # found by its new vector
+
+
+def test_small_stores_keep_arousal_on_exact_scans():
+    """No graph, no switch: every bundled scenario's arousal stays an exact scan."""
+    v = unit_rows(50, 8)
+    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048)
+    idx.add(0, np.arange(50), v)
+    ids, sims, scored = idx.query_all(v[:1], 3)
+    assert idx.everyone_ is None and idx.graph_ is None and scored == 50

@@ -21,6 +21,15 @@
   enters a graph tier; its old entry is never selected again. A filtered walk that
   cannot reach k selected members is retried once at four times the ef, then falls back
   to an exact scan of the tier's members, all counted as distances.
+- Arousal asks for each source's nearest neighbours in *every* tier (``query_all``). While
+  the exact tiers are small that is a scan of each plus one walk over the graph tiers.
+  Once a graph exists and scanning the exact tiers costs more distances than one graph
+  query (their total size > q), every indexed memory goes into the graph (the exact
+  tiers' members are inserted once, then each new memory at creation, all counted as
+  inserts) and a third bitmap, ``everyone_``, selects all of them: arousal becomes one
+  walk per source over the whole store, about q distances instead of the exact tiers'
+  size plus q. Searches of single tiers are unchanged (an exact tier is still scanned:
+  a walk filtered to a small share of the graph costs more than the scan).
 - Distance computations of graph queries are faiss's own count (``hnsw_stats.ndis``):
   measured, not estimated. Graph inserts are counted (``inserts``) and their distances
   *estimated* (``insert_distances_est``): faiss does not count them, so each insert is
@@ -153,6 +162,7 @@ class SharedGraphIndex:
         self.in_tier_ = IdMap(np.int8, 0)         # memory id -> 1 + its graph tier, 0: not in a graph tier
         self.bitmaps_: list[Bitmap | None] = [None] * n_tiers
         self.any_graph_ = Bitmap()                # union of the graph tiers' bitmaps
+        self.everyone_: Bitmap | None = None      # every indexed memory, once arousal walks the graph
         self.insert_model_ = InsertModel()
         self.query_cost_ = float(ef * M)          # mean distances of a graph query, measured as they run
         self.work_ = IndexWork()
@@ -233,6 +243,11 @@ class SharedGraphIndex:
     def add(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add memories to a tier; an exact tier growing past ``exact_below`` becomes a graph tier."""
         ids = np.asarray(ids, dtype=np.int64)
+        self._add(tier, ids, vectors)
+        if self.everyone_ is not None:
+            self.everyone_.set(self._gids(ids, np.asarray(vectors, dtype=np.float32)))
+
+    def _add(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
         t = self.tiers[tier]
         if isinstance(t, ExactTier) and t.size + len(ids) > self.graph_above():
             old_ids, old_vecs = t.ids[: t.size].copy(), t.vectors[: t.size].copy()
@@ -266,9 +281,12 @@ class SharedGraphIndex:
         is inserted again under a new graph id (the old entry is never selected again)."""
         t = self.tiers[tier]
         ids = np.array([i], dtype=np.int64)
+        self._forget(ids)
         if isinstance(t, ExactTier):
             t.update(i, vector)
             self.gid_[ids] = -1
+            if self.everyone_ is not None:
+                self.everyone_.set(self._gids(ids, np.asarray(vector, dtype=np.float32)[None, :]))
         else:
             self._leave(tier, ids)
             self.gid_[ids] = -1
@@ -276,7 +294,29 @@ class SharedGraphIndex:
 
     def remove(self, tier: int, i: int) -> None:
         """Memory ``i`` leaves the indexes (it died)."""
-        self._remove(tier, np.array([i], dtype=np.int64))
+        ids = np.array([i], dtype=np.int64)
+        self._remove(tier, ids)
+        self._forget(ids)
+
+    def _forget(self, ids: np.ndarray) -> None:
+        """Clear ``ids``' current graph entries from ``everyone_`` (death or a new vector)."""
+        if self.everyone_ is not None:
+            gids = self.gid_[ids]
+            self.everyone_.clear(gids[gids >= 0])
+
+    def _walk_everyone(self) -> bool:
+        """True once arousal walks the graph over every memory: switched on (and the exact
+        tiers' members inserted) the first time a graph exists and scanning the exact tiers
+        costs more distances than one graph query."""
+        if self.everyone_ is None and self.graph_ is not None:
+            exact = [t for t in self.tiers if isinstance(t, ExactTier) and t.size]
+            if sum(t.size for t in exact) > self.query_cost_:
+                everyone = Bitmap()
+                everyone.set(self.gid_[np.flatnonzero(self.in_tier_.a > 0)])
+                for t in exact:
+                    everyone.set(self._gids(t.ids[: t.size].copy(), t.vectors[: t.size]))
+                self.everyone_ = everyone
+        return self.everyone_ is not None
 
     # -- queries -----------------------------------------------------------------------------
     def _search_graph(self, qs: np.ndarray, k: int, bitmap: Bitmap, size: int):
@@ -344,9 +384,13 @@ class SharedGraphIndex:
 
     def query_all(self, qs: np.ndarray, k: int):
         """Every tier at once for each row of ``qs``: the exact tiers in full and the k nearest
-        over all graph tiers in one graph query. Returns (ids, sims), both (len(qs), C),
+        over all graph tiers in one graph query — or, once the graph holds every memory
+        (``_walk_everyone``), the k nearest of the whole store in one graph query. Returns (ids, sims), both (len(qs), C),
         -1 / -inf padded, and the candidates scored per query."""
         qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
+        if self._walk_everyone():
+            ids, sims = self._search_graph(qs, k, self.everyone_, sum(self.sizes()))
+            return ids, sims, int((ids[0] >= 0).sum()) if len(ids) else 0
         ids, sims = [], []
         for tier in range(self.n_tiers):
             t = self.tiers[tier]
