@@ -142,17 +142,24 @@ PROCESSES = ["summarize", "consolidate", "infer"]
 
 
 def llm_cost(config: Config) -> dict[str, dict[str, float]]:
-    """{part: {calls, tokens}} of ``config``, mean over seeds: ``labelling`` (the steps'
-    attention ratings) and each background process, from summary.json."""
+    """{part: {calls, tokens}} of ``config``, mean over seeds: each background process's own
+    calls (whatever their task: a summary's or a conjecture's attention rating counts to the
+    process that made it) and ``labelling``, the rest — the calls the steps made (their
+    attention ratings), i.e. the run's total minus the processes', so the parts add up to it.
+
+    >>> from types import SimpleNamespace as NS
+    >>> job = NS(summary={"overall": {"llm_calls": 17, "tokens": 4203, "processes": {
+    ...     "summarize": {"calls": 6, "tokens": 2107}, "infer": {"calls": 5, "tokens": 1244}}}})
+    >>> llm_cost(NS(jobs=[job]))["labelling"]
+    {'calls': 6.0, 'tokens': 852.0}
+    """
     parts: dict[str, dict[str, list[float]]] = {}
     for job in config.jobs:
         overall = job.summary.get("overall") or {}
-        labelling = {"calls": 0.0, "tokens": 0.0}
-        for scenario in (job.summary.get("scenarios") or {}).values():
-            task = ((scenario.get("llm") or {}).get("by_task") or {}).get("rate_attention") or {}
-            labelling = {k: labelling[k] + float(task.get(k) or 0) for k in labelling}
-        own = {"labelling": labelling} | {p: (overall.get("processes") or {}).get(p) or {} for p in PROCESSES}
-        for part, totals in own.items():
+        processes = {p: (overall.get("processes") or {}).get(p) or {} for p in PROCESSES}
+        total = {"calls": float(overall.get("llm_calls") or 0), "tokens": float(overall.get("tokens") or 0)}
+        labelling = {k: total[k] - sum(float(p.get(k) or 0) for p in processes.values()) for k in total}
+        for part, totals in ({"labelling": labelling} | processes).items():
             for k in ("calls", "tokens"):
                 parts.setdefault(part, {}).setdefault(k, []).append(float(totals.get(k) or 0))
     return {part: {k: float(np.mean(v)) for k, v in totals.items()} for part, totals in parts.items()}
@@ -179,5 +186,5 @@ def plot_llm_cost(configs: list[Config], path: Path) -> Path | None:
     axes[0, 0].set_yticks(range(len(costs)), names, fontsize=7)
     axes[0, 0].invert_yaxis()
     axes[0, 1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    fig.suptitle("LLM cost per process (labelling: the steps' attention ratings)", fontsize=10, y=1.0, va="bottom")
+    fig.suptitle("LLM cost per process (labelling: the steps' own calls, their attention ratings)", fontsize=10, y=1.0, va="bottom")
     return save(fig, path)
