@@ -189,7 +189,7 @@ def test_arousal_walks_one_graph_over_every_memory_once_scanning_the_exact_tiers
     v = unit_rows(400, 8, seed=1)
     idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=40, M=8, ef=64)
     idx.query_cost_ = 60.0                       # a graph query's distances, as if measured
-    idx.add(2, np.arange(200, 300), v[200:300])  # a graph tier: the graph exists
+    idx.add(2, np.arange(200, 300), v[200:300])  # a graph tier (the switch does not need one)
     idx.add(0, np.arange(0, 30), v[:30])
     idx.add(1, np.arange(30, 60), v[30:60])      # 60 exact members: not more than q yet
     idx.query_all(v[:2], 5)
@@ -218,9 +218,23 @@ def test_arousal_walks_one_graph_over_every_memory_once_scanning_the_exact_tiers
 
 
 def test_small_stores_keep_arousal_on_exact_scans():
-    """No graph, no switch: every bundled scenario's arousal stays an exact scan."""
+    """Fewer exact members than a graph query's distances: every bundled scenario's arousal
+    stays an exact scan, and no graph is built."""
     v = unit_rows(50, 8)
     idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048)
     idx.add(0, np.arange(50), v)
     ids, sims, scored = idx.query_all(v[:1], 3)
     assert idx.everyone_ is None and idx.graph_ is None and scored == 50
+
+
+def test_the_switch_builds_the_graph_when_every_tier_is_still_exact():
+    v = unit_rows(300, 8, seed=2)
+    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048, M=8, ef=16)   # q = ef * M = 128 until measured
+    idx.add(0, np.arange(100), v[:100])
+    idx.add(1, np.arange(100, 128), v[100:128])
+    idx.query_all(v[:1], 4)
+    assert idx.graph_ is None and idx.everyone_ is None
+    idx.add(1, np.array([128, 129]), v[128:130])  # 130 exact members > 128
+    ids, sims, scored = idx.query_all(v[:1], 4)
+    assert idx.graph_.ntotal == 130 and idx.work_.inserts == 130 and scored == 4
+    assert ids[0, 0] == 0 and [t.kind for t in idx.tiers] == ["exact", "exact"]

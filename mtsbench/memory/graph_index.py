@@ -23,8 +23,9 @@
   to an exact scan of the tier's members, all counted as distances.
 - Arousal asks for each source's nearest neighbours in *every* tier (``query_all``). While
   the exact tiers are small that is a scan of each plus one walk over the graph tiers.
-  Once a graph exists and scanning the exact tiers costs more distances than one graph
-  query (their total size > q), every indexed memory goes into the graph (the exact
+  Once scanning the exact tiers costs more distances than one graph query (their total
+  size > q; before any query has measured q, its prior ef * M), every indexed memory
+  goes into the graph (the exact
   tiers' members are inserted once, then each new memory at creation, all counted as
   inserts) and a third bitmap, ``everyone_``, selects all of them: arousal becomes one
   walk per source over the whole store, about q distances instead of the exact tiers'
@@ -306,9 +307,9 @@ class SharedGraphIndex:
 
     def _walk_everyone(self) -> bool:
         """True once arousal walks the graph over every memory: switched on (and the exact
-        tiers' members inserted) the first time a graph exists and scanning the exact tiers
-        costs more distances than one graph query."""
-        if self.everyone_ is None and self.graph_ is not None:
+        tiers' members inserted) the first time scanning the exact tiers costs more
+        distances than one graph query (``query_cost_``: ef * M until a query measures it)."""
+        if self.everyone_ is None:
             exact = [t for t in self.tiers if isinstance(t, ExactTier) and t.size]
             if sum(t.size for t in exact) > self.query_cost_:
                 everyone = Bitmap()
