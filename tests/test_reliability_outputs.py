@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -41,8 +42,11 @@ def _wait_for(condition, proc) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
+@contextmanager
+def stalled_after_first_scenario(tmp_path):
+    """``mtsbench run`` of SCENARIOS against a loopback LLM that stops answering once the
+    first scenario is checkpointed; yields (process, output dir) when the run is certainly
+    inside the second scenario. The server is released and the process killed on exit."""
     out = tmp_path / "run"
     release, waiting = threading.Event(), threading.Event()
 
@@ -58,12 +62,18 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             _wait_for(waiting.is_set, proc)
-            proc.send_signal(signum)
-            _, err = proc.communicate()
+            yield proc, out
         finally:
             release.set()
             if proc.poll() is None:
                 proc.kill()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
+    with stalled_after_first_scenario(tmp_path) as (proc, out):
+        proc.send_signal(signum)
+        _, err = proc.communicate()
     assert proc.returncode == code, err
     lines = [line for line in err.splitlines() if line.startswith("mtsbench:")]
     assert len(lines) == 1 and "interrupted by " + signal.Signals(signum).name in lines[0], err
@@ -83,25 +93,9 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
 
 def test_a_killed_run_leaves_its_finished_scenarios_readable(tmp_path):
     """SIGKILL: no footer can be written then, so each scenario is its own complete part."""
-    out = tmp_path / "run"
-    release, waiting = threading.Event(), threading.Event()
-
-    def answer(body):
-        if (out / "summary.json").exists():
-            waiting.set()
-            release.wait()
-        return valid_answer(body)
-
-    with FakeOpenAI(answer=answer) as server:
-        proc = subprocess.Popen([*mtsbench_exe(), "run", SCENARIOS, "llm=openai", f"llm.base_url={server.url}",
-                                 "llm.model=fake", f"hydra.run.dir={out}"], cwd=tmp_path, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            _wait_for(waiting.is_set, proc)
-            proc.kill()
-            proc.communicate()
-        finally:
-            release.set()
+    with stalled_after_first_scenario(tmp_path) as (proc, out):
+        proc.kill()
+        proc.communicate()
     assert json.loads((out / "summary.json").read_text())["status"] == "running"
     assert not (out / "trace.parquet").exists()
     for name in ("trace.parquet", "timelines.parquet"):           # pandas reads the parts' folder in one call
