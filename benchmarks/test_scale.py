@@ -144,7 +144,7 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n, workload):
     graph = work.graph_distances + work.insert_distances_est
     floor_ms = 1000 * (scan_rows * rates["row"] + graph * (rates["graph"] or 0.0) + llm_calls * llm_s) / nsteps
     run = {"step_ms": step_ms, "floor_ms": floor_ms, "scored": scored, "recall": recall, "size": agent.store.size,
-           "beyond": beyond}
+           "beyond": beyond, "distances": work.distances + work.insert_distances_est}
     RUNS[(preset, n, workload)] = run
     record("scale", preset=preset, memories=n, workload=workload, steps=nsteps, steps_per_s=round(1000 / step_ms, 1),
            ms_per_step=round(step_ms, 3), floor_ms_per_step=round(floor_ms, 4),
@@ -176,11 +176,15 @@ def dialogue_targets(target):
     target(f"mts step cost at {SIZES[-1]:,} <= 1.3x at {SIZES[0]:,}",
            f"{large['step_ms']:.2f} ms vs {small['step_ms']:.2f} ms", "<= 1.3x", ratio, ratio <= 1.3)
     m, f = RUNS[("mts", 100_000, "reply")], RUNS[("flat_rag", 100_000, "reply")]
-    share = m["scored"] / f["scored"]
+    share, work = m["scored"] / f["scored"], m["distances"] / f["distances"]
     rel = m["recall"] / f["recall"] if f["recall"] else None
+    # A graph query scores its k candidates but computes hundreds of distances: the target is
+    # met only if the distance computations (queries, plus inserts estimated) are within it too.
     target("workload=reply at 100k: mts scores <= 25% of flat_rag's at >= 0.95x its recall@10 (awakened needles)",
-           f"{m['scored']:,} vs {f['scored']:,} scored ({share:.1%}); recall@10 {m['recall']:.2f} vs {f['recall']:.2f}",
-           "<= 25%, >= 0.95x", share, share <= 0.25 and rel is not None and rel >= 0.95)
+           f"{m['scored']:,} vs {f['scored']:,} scored ({share:.1%}); distances incl. estimated inserts "
+           f"{m['distances']:,} vs {f['distances']:,} ({work:.1%}); recall@10 {m['recall']:.2f} vs {f['recall']:.2f}",
+           "<= 25% (scored and distances), >= 0.95x", max(share, work),
+           max(share, work) <= 0.25 and rel is not None and rel >= 0.95)
     b = RUNS[("mts", SIZES[-1], "probes")]["beyond"]
     target(f"mts: bytes per memory beyond one copy of its vector at {SIZES[-1]:,}", f"{b:.0f} B", "<= 1024 B",
            b / 1024, b <= 1024)
