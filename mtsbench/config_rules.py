@@ -81,6 +81,8 @@ RULES: dict[str, str] = {
     "index.M": "integer >= 2",
     "index.ef_construction": "integer >= 1",
     "index.ef": "integer >= 1",
+    "index.ef_per_k": "number >= 1",
+    "index.arousal": "one of scan, walk",
     "index.seed": SEED,
     "index.threads": "integer >= 1",
     # the generated scenario (also checked whole by GenerateSpec when days > 0)
@@ -475,6 +477,9 @@ def _whole_nodes(cfg) -> None:
         if name in cfg:
             check(cfg[name])            # a ConfigError naming NODE.OPTION
     _system_relevance(cfg)
+    if _value(cfg, "index.arousal") == "walk" and _value(cfg, "index.graph") == "per_tier":
+        raise ConfigError("index.arousal=walk: needs index.graph=shared (one graph over every memory); "
+                          "index.graph=per_tier has a graph per tier and scans for arousal")
     low, high = (_value(cfg, f"motivation.{k}") for k in ("low", "high"))
     if low is not _MISSING and high is not _MISSING and not high > low:
         raise ConfigError(f"motivation.high: expected a score above motivation.low ({low}), got {high}")

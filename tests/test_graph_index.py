@@ -187,7 +187,7 @@ def test_arousal_walks_one_graph_over_every_memory_once_scanning_the_exact_tiers
     query_all is one walk over all of them; deaths and new vectors stay exact."""
     rng = np.random.default_rng(7)
     v = unit_rows(400, 8, seed=1)
-    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=40, M=8, ef=64)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=40, M=8, ef=64, arousal="walk")
     idx.query_cost_ = 60.0                       # a graph query's distances, as if measured
     idx.add(2, np.arange(200, 300), v[200:300])  # a graph tier (the switch does not need one)
     idx.add(0, np.arange(0, 30), v[:30])
@@ -217,19 +217,31 @@ def test_arousal_walks_one_graph_over_every_memory_once_scanning_the_exact_tiers
     assert idx.query_all(v[[5]], 1)[0][0, 0] == 5      # found by its new vector
 
 
-def test_small_stores_keep_arousal_on_exact_scans():
-    """Fewer exact members than a graph query's distances: every bundled scenario's arousal
-    stays an exact scan, and no graph is built."""
+@pytest.mark.parametrize("arousal", ["scan", "walk"])
+def test_small_stores_keep_arousal_on_exact_scans(arousal):
+    """Fewer exact members than a graph query's distances: arousal stays an exact scan
+    under either option, and no graph is built."""
     v = unit_rows(50, 8)
-    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048)
+    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048, arousal=arousal)
     idx.add(0, np.arange(50), v)
     ids, sims, scored = idx.query_all(v[:1], 3)
     assert idx.everyone_ is None and idx.graph_ is None and scored == 50
 
 
+def test_arousal_scan_never_walks_the_whole_store():
+    """The default: the exact tiers are scanned in full however large they grow."""
+    v = unit_rows(300, 8, seed=3)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=100, M=8, ef=16)
+    idx.add(2, np.arange(150), v[:150])               # a graph tier
+    idx.add(0, np.arange(150, 250), v[150:250])
+    idx.add(1, np.arange(250, 300), v[250:300])       # 150 exact members > q
+    ids, sims, scored = idx.query_all(v[:1], 4)
+    assert idx.everyone_ is None and idx.work_.inserts == 150 and scored == 150 + 4
+
+
 def test_the_switch_builds_the_graph_when_every_tier_is_still_exact():
     v = unit_rows(300, 8, seed=2)
-    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048, M=8, ef=16)   # q = ef * M = 128 until measured
+    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=2048, M=8, ef=16, arousal="walk")   # q = ef*M = 128
     idx.add(0, np.arange(100), v[:100])
     idx.add(1, np.arange(100, 128), v[100:128])
     idx.query_all(v[:1], 4)

@@ -145,12 +145,13 @@ class HnswTier:
     kind = "hnsw"
 
     def __init__(self, dim: int, capacity: int, M: int = 16, ef_construction: int = 100, ef: int = 64,
-                 seed: int = 0, threads: int = 1):
+                 ef_per_k: float = 1.0, seed: int = 0, threads: int = 1):
         self.index = hnswlib.Index(space="cosine", dim=dim)
         self.index.init_index(max_elements=max(capacity, 16), M=M, ef_construction=ef_construction,
                               random_seed=seed)
         self.index.set_num_threads(1)
         self.ef = ef
+        self.ef_per_k = ef_per_k
         self.threads = threads
         self.index.set_ef(ef)
         self.present = IdMap(bool, False)      # labels in the graph, deleted or not
@@ -198,7 +199,7 @@ class HnswTier:
         k = min(k, self.size)
         if k <= 0:
             return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0)), 0
-        self.index.set_ef(max(self.ef, k))
+        self.index.set_ef(int(max(self.ef, np.ceil(self.ef_per_k * k))))
         try:
             labels, dist = self.index.knn_query(qs, k=k, num_threads=1)
         except RuntimeError:    # the graph is mostly deleted entries and cannot reach k live ones
@@ -230,10 +231,12 @@ class TierIndexes:
     """
 
     def __init__(self, dim: int, n_tiers: int, exact_below: int = 5000, M: int = 16, ef_construction: int = 100,
-                 ef: int = 64, seed: int = 0, threads: int = 1):
+                 ef: int = 64, ef_per_k: float = 1.0, arousal: str = "scan", seed: int = 0, threads: int = 1):
         self.dim = dim
+        self.arousal = arousal          # only "scan" here (config_rules refuses walk with per_tier)
         self.exact_below = exact_below
-        self.hnsw = {"M": M, "ef_construction": ef_construction, "ef": ef, "seed": seed, "threads": threads}
+        self.hnsw = {"M": M, "ef_construction": ef_construction, "ef": ef, "ef_per_k": ef_per_k, "seed": seed,
+                     "threads": threads}
         self.tiers: list[ExactTier | HnswTier] = [ExactTier(dim) for _ in range(n_tiers)]
         self.work_ = IndexWork()
 
