@@ -3,7 +3,7 @@
 ``record(table, **row)`` adds a row to ``benchmarks/results/<table>.json`` and ``.md``;
 ``target(name, measured, limit, ratio, met)`` adds a line to the targets table. At the end
 of the session ``benchmarks/results/summary.md`` holds the targets first, then every table,
-and is printed.
+and is printed; a partial run (``-k sweep``) refreshes only what it measured.
 """
 
 from __future__ import annotations
@@ -51,19 +51,27 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+TABLE_ORDER = ["retrieval", "scale", "floor", "year", "sweep"]
+
+
 def pytest_sessionfinish(session, exitstatus):
+    """Write the tables and targets this run measured; a partial run (``-k``) replaces only
+    its own tables and targets (by name) and ``summary.md`` is rebuilt from every saved one."""
     if not TABLES and not TARGETS:
         return
     RESULTS.mkdir(exist_ok=True)
-    parts = []
-    if TARGETS:
-        (RESULTS / "targets.json").write_text(json.dumps(TARGETS, indent=2) + "\n")
-        parts.append("## Targets\n\n" + markdown(TARGETS))
     for name, rows in TABLES.items():
         (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2) + "\n")
         (RESULTS / f"{name}.md").write_text(markdown(rows) + "\n")
-        parts.append(f"## {name}\n\n" + markdown(rows))
+    saved = RESULTS / "targets.json"
+    targets = {t["target"]: t for t in (json.loads(saved.read_text()) if saved.exists() else [])}
+    targets |= {t["target"]: t for t in TARGETS}
+    if targets:
+        saved.write_text(json.dumps(list(targets.values()), indent=2) + "\n")
+    parts = ["## Targets\n\n" + markdown(list(targets.values()))] if targets else []
+    names = sorted((p.stem for p in RESULTS.glob("*.json") if p.stem not in ("targets", "benchmark")),
+                   key=lambda n: (TABLE_ORDER.index(n) if n in TABLE_ORDER else len(TABLE_ORDER), n))
+    parts += [f"## {n}\n\n" + markdown(json.loads((RESULTS / f"{n}.json").read_text())) for n in names]
     text = "\n\n".join(parts) + "\n"
-    if TARGETS and len(TABLES) > 1:       # a partial run (-k) leaves the last full summary alone
-        (RESULTS / "summary.md").write_text(text)
+    (RESULTS / "summary.md").write_text(text)
     print("\n\n" + text)
