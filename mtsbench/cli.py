@@ -45,6 +45,16 @@ def _fail(message: str, code: int = 2) -> int:
 def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
+    from . import workers
+
+    try:
+        workers.start(argv)     # a sweep here: its workers' server imports while the sweep is checked
+        return _run_main(argv)
+    finally:
+        workers.stop()
+
+
+def _run_main(argv: list[str]) -> int:
     from . import sweep
     from .config import check_run, config_dirs, searching, user_dirs, without_config_dirs
 

@@ -32,6 +32,7 @@ from typing import Sequence
 from hydra.experimental.callback import Callback
 
 from .atomic import write_atomic
+from .config import launcher_choice  # noqa: F401 - (it lives with the other command-line readers)
 from .errors import ConfigError, one_line, redact
 from .report.jobs import FAILURE_FILE, MANIFEST, job_status
 
@@ -121,22 +122,6 @@ PLUGIN_LAUNCHERS = {
 }
 BUILTIN_LAUNCHERS = ("basic", "joblib")
 SLURM_TARGET = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
-
-
-def launcher_choice(argv: Sequence[str]) -> str | None:
-    """The ``hydra/launcher=NAME`` of a command line (None: the default).
-
-    >>> launcher_choice(["-m", "seed=0,1", "hydra/launcher=ray_cluster"])
-    'ray_cluster'
-    >>> launcher_choice(["override hydra/launcher=slurm"]), launcher_choice(["seed=1"])
-    ('slurm', None)
-    """
-    choice = None
-    for a in argv:
-        key, eq, value = a.partition("=")
-        if eq and key.split()[-1].lstrip("+~") == "hydra/launcher":
-            choice = value
-    return choice
 
 
 def launcher_ready(argv: Sequence[str], cfg=None, config_dirs: Sequence[str | Path] = ()) -> None:

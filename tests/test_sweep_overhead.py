@@ -115,3 +115,41 @@ def test_an_option_interpolating_a_top_level_key_is_checked_from_its_file(compos
     # llm/mock.yaml says `seed: ${seed}`: read inside its own node that would recurse
     cfg = config.check_run(["-m", "experiment=real_llm"])    # sweeps llm: mock,recorded
     assert "MULTIRUN" in str(cfg.hydra.mode) and len(compositions) <= 2
+
+
+def _in_worker():
+    import os
+    import sys
+
+    return "mtsbench.runner" in sys.modules and "pandas" in sys.modules, os.getpid()
+
+
+def test_a_lane_worker_is_forked_with_what_a_job_imports():
+    import os
+
+    from joblib.externals.loky.process_executor import ProcessPoolExecutor
+
+    from mtsbench import workers
+
+    context = workers.context()
+    try:
+        assert context is not None and workers._running()
+        executor = ProcessPoolExecutor(max_workers=1, context=context)
+        preloaded, pid = executor.submit(_in_worker).result(timeout=120)
+        executor.shutdown(wait=True)
+    finally:
+        workers.stop()
+    assert preloaded and pid != os.getpid()
+    assert not workers._running()
+
+
+@pytest.mark.parametrize("argv, started", [(["-m", "seed=0,1"], True), (["--resume", "multirun/x"], True),
+                                           (["-m", "hydra/launcher=local", "seed=0,1"], True),
+                                           (["seed=1"], False), (["-m", "hydra/launcher=ray_cluster"], False)])
+def test_the_workers_server_starts_early_only_for_a_sweep_on_this_machine(monkeypatch, argv, started):
+    from mtsbench import workers
+
+    calls = []
+    monkeypatch.setattr(workers, "context", lambda: calls.append(1))
+    workers.start(argv)
+    assert bool(calls) == started

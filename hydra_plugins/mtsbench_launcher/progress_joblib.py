@@ -5,7 +5,9 @@ tqdm bar over finished jobs (quiet off a terminal).
 Each of the ``n_jobs`` lanes is its own one-worker loky executor, reused from job to job,
 so a worker that dies (killed, out of memory, a crash in C code) fails only the job it was
 running: that job gets ``failure.json`` (``mtsbench.sweep.WorkerDied``, with the worker's
-exit code), its lane a fresh worker, and the other jobs go on. Before any job starts the
+exit code), its lane a fresh worker, and the other jobs go on. A lane's worker is forked
+from a server that has imported what a job needs (``mtsbench.workers``), not a fresh
+interpreter importing it all again. Before any job starts the
 sweep's ``jobs.json`` lists every job (``mtsbench.sweep.write_manifest``). With
 ``mtsbench run -m ... --resume DIR`` (``mtsbench.sweep.resume``) a job already complete in
 DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked to stop
@@ -68,7 +70,11 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from hydra.core.singleton import Singleton
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-        shared = (self.hydra_context, self.config, self.task_function, Singleton.get_state())
+        from mtsbench import workers
+
+        context = workers.context()
+        start = workers.pickled(_start_lane, self.hydra_context, self.config, self.task_function,
+                                Singleton.get_state())
         lanes: list = [None] * n_jobs
         running: dict = {}                         # future -> (lane, num, overrides)
         todo = list(todo)
@@ -77,7 +83,8 @@ class ProgressJoblibLauncher(JoblibLauncher):
                 for lane in range(n_jobs):
                     if todo and lane not in {v[0] for v in running.values()}:
                         if lanes[lane] is None:
-                            lanes[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=shared)
+                            lanes[lane] = ProcessPoolExecutor(max_workers=1, context=context,
+                                                              initializer=workers.call_pickled, initargs=(start,))
                         num, overrides = todo.pop(0)
                         future = lanes[lane].submit(_lane_job, num, overrides)
                         running[future] = (lane, num, overrides)

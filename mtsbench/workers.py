@@ -1,0 +1,90 @@
+"""The worker processes of ``hydra/launcher=local``: forked from a server that has imported
+what a job needs, instead of each starting a fresh interpreter that imports it all again.
+
+The server is ``multiprocessing``'s forkserver, its preloaded module ``mtsbench.worker_preload``.
+
+- ``start(argv)``: first thing ``mtsbench run`` does for a sweep on this machine (``-m`` or
+  ``--resume``, no other launcher named): the server starts and imports while ``mtsbench
+  run`` composes and checks the sweep, so a lane's worker is a fork, ready at once.
+- ``context()``: the context the launcher's lanes make their workers with (the server,
+  started then if ``start`` did not); None where there is no forkserver (loky's own start).
+- ``stop()``: ends the server when ``mtsbench run`` ends; a next sweep in the same process
+  gets a server of its own (with that run's standard streams).
+- ``pickled(fn, *args)`` / ``call_pickled(blob)``: a lane's initializer and its arguments
+  sent as one blob pickled as loky pickles jobs (the forkserver pickles a worker's arguments with the
+  standard pickle, which cannot send Hydra's task function).
+
+A worker is a process of its own as before: its death fails only its job, signals reach it
+as they did (SIGINT by default raises KeyboardInterrupt in it; SIGTERM ends it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+PRELOAD = ["mtsbench.worker_preload"]
+_started = False        # the server running is ours to stop
+
+
+def start(argv: Sequence[str]) -> None:
+    """Start the server for a sweep ``argv`` runs on the local launcher (see the module docstring)."""
+    from .config import launcher_choice
+
+    sweep = any(a in ("-m", "--multirun", "--resume") for a in argv)
+    if sweep and launcher_choice(argv) in (None, "local"):
+        context()
+
+
+def context():
+    """The forkserver context, its server started (None without a forkserver, or if it fails to start)."""
+    global _started
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    # a dead worker's executor leaves a semaphore behind: not the user's concern at exit (the
+    # resource tracker starting with the server reads this)
+    os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
+    try:
+        if not _running():
+            forkserver.set_forkserver_preload(PRELOAD)
+            _started = True
+        forkserver.ensure_running()       # (again if it died)
+    except OSError:
+        return None
+    return multiprocessing.get_context("forkserver")
+
+
+def stop() -> None:
+    """End the server ``start`` or ``context`` started (its workers ended before)."""
+    global _started
+    from multiprocessing import forkserver
+
+    if _started:
+        _started = False
+        stopping = getattr(forkserver._forkserver, "_stop", None)
+        if stopping is not None:
+            stopping()
+
+
+def _running() -> bool:
+    from multiprocessing import forkserver
+
+    return getattr(forkserver._forkserver, "_forkserver_pid", None) is not None
+
+
+def pickled(fn, *args) -> bytes:
+    """``fn(*args)`` as one blob, for ``call_pickled``, pickled as loky pickles a job (cloudpickle)."""
+    from joblib.externals.loky.backend.reduction import dumps
+
+    return bytes(dumps((fn, args)))
+
+
+def call_pickled(blob: bytes):
+    """Call what ``pickled`` packed."""
+    import pickle
+
+    fn, args = pickle.loads(blob)
+    return fn(*args)
