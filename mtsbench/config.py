@@ -285,6 +285,9 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
 
 
 def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = (), loader=None) -> DictConfig:
+    from .hydra_speedups import install
+
+    install()
     if loader is not None:              # as Hydra.run composes a run's config
         from hydra.types import RunMode
 

@@ -117,6 +117,9 @@ def config_loader():
                                        detect_calling_file_or_module_from_task_function)
     from hydra.core.utils import setup_globals
 
+    from .hydra_speedups import install
+
+    install()                           # every composition of the run: Hydra's, cheaper
     setup_globals()                     # Hydra's resolvers (${now:...} in hydra.run.dir), as hydra.main registers them
     calling_file, calling_module = detect_calling_file_or_module_from_task_function(app.__wrapped__)
     return ConfigLoaderImpl(config_search_path=create_automatic_config_search_path(calling_file, calling_module,

@@ -153,3 +153,46 @@ def test_the_workers_server_starts_early_only_for_a_sweep_on_this_machine(monkey
     monkeypatch.setattr(workers, "context", lambda: calls.append(1))
     workers.start(argv)
     assert bool(calls) == started
+
+
+def _composed_both_ways(monkeypatch, compose):
+    """``compose()`` with Hydra's own interpolation map and with ``hydra_speedups``' one."""
+    from hydra._internal import defaults_list
+
+    from mtsbench import hydra_speedups
+
+    hydra_speedups.install()
+    patched = defaults_list._create_interpolation_map
+    original = patched.original
+    fast = compose()
+    monkeypatch.setattr(defaults_list, "_create_interpolation_map", original)
+    plain = compose()
+    monkeypatch.setattr(defaults_list, "_create_interpolation_map", patched)
+    return fast, plain
+
+
+@pytest.mark.parametrize("overrides", [[], ["ablate=tiers"], ["preset=flat_rag", "seed=3"],
+                                       ["experiment=decay_curves", "long_decay=exponential"],
+                                       ["system=bm25", "retrieval=bm25"]])
+def test_composition_with_the_cheaper_interpolation_map_is_hydras(monkeypatch, overrides):
+    fast, plain = _composed_both_ways(monkeypatch, lambda: config._hydra_compose(overrides))
+    assert OmegaConf.to_yaml(fast) == OmegaConf.to_yaml(plain)
+
+
+def test_an_interpolated_default_still_resolves(tmp_path, monkeypatch):
+    from hydra import compose, initialize_config_dir
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "config.yaml").write_text("defaults:\n  - a: x\n  - b: ${a}_y\n  - _self_\n")
+    (tmp_path / "a" / "x.yaml").write_text("v: 1\n")
+    (tmp_path / "a" / "z.yaml").write_text("v: 2\n")
+    (tmp_path / "b" / "x_y.yaml").write_text("w: 1\n")
+    (tmp_path / "b" / "z_y.yaml").write_text("w: 2\n")
+
+    def composed():
+        with initialize_config_dir(config_dir=str(tmp_path), version_base="1.3"):
+            return OmegaConf.to_container(compose(config_name="config", overrides=["a=z"]))
+
+    fast, plain = _composed_both_ways(monkeypatch, composed)
+    assert fast == plain == {"a": {"v": 2}, "b": {"w": 2}}

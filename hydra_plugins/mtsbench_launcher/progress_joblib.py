@@ -148,7 +148,9 @@ def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
     """A lane's worker process starting: keep what every job of the sweep shares, sent once,
     in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
     from mtsbench import sweep
+    from mtsbench.hydra_speedups import install
 
+    install()
     repository = getattr(hydra_context.config_loader, "repository", None)
     if type(repository).__name__ == "ConfigRepository":
         repository.__class__ = _kept_files_class()
