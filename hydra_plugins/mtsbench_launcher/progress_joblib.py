@@ -189,12 +189,18 @@ def _lane_job(num: int, overrides: list[str]):
     """Job ``num`` in this lane's worker: Hydra's joblib ``execute_job`` (the job's config
     composed, its directory, ``.hydra/`` and logging set up, the task run) with what the
     lane keeps; Hydra's global state carries on from the lane's previous job (its plugins
-    discovered once), the job's own config and runtime set anew, as each job does."""
+    discovered once), the job's own config and runtime set anew, as each job does.
+
+    Its JobReturn comes back without the job's two configs (in its ``.hydra/`` folder): of
+    a JobReturn the sweep reads only the status and return value (Hydra's sweeper raises a
+    failed job's exception), and pickling the configs back cost a quarter of a small job."""
     from hydra_plugins.hydra_joblib_launcher._core import execute_job
 
     from mtsbench.sweep import lane
 
-    return execute_job(num, overrides, lane["hydra_context"], lane["config"], lane["task_function"], lane["state"])
+    ret = execute_job(num, overrides, lane["hydra_context"], lane["config"], lane["task_function"], lane["state"])
+    ret.cfg = ret.hydra_cfg = None
+    return ret
 
 
 def _lanes(n_jobs, total: int) -> int:
