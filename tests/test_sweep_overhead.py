@@ -196,3 +196,39 @@ def test_an_interpolated_default_still_resolves(tmp_path, monkeypatch):
 
     fast, plain = _composed_both_ways(monkeypatch, composed)
     assert fast == plain == {"a": {"v": 2}, "b": {"w": 2}}
+
+
+def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
+    from hydra.core.utils import JobReturn, JobStatus
+    from hydra_plugins.hydra_joblib_launcher import _core
+    from hydra_plugins.mtsbench_launcher import progress_joblib
+
+    from mtsbench import sweep
+
+    full = JobReturn(overrides=["seed=1"], cfg=OmegaConf.create({"seed": 1}), hydra_cfg=OmegaConf.create({}),
+                     status=JobStatus.COMPLETED, _return_value=None)
+    monkeypatch.setattr(_core, "execute_job", lambda *args: full)
+    monkeypatch.setattr(sweep, "lane", dict.fromkeys(("hydra_context", "config", "task_function", "state")))
+    ret = progress_joblib._lane_job(1, ["seed=1"])
+    assert ret.cfg is None and ret.hydra_cfg is None
+    assert ret.overrides == ["seed=1"] and ret.status == JobStatus.COMPLETED and ret.return_value is None
+
+
+PARENT = """
+import sys
+from mtsbench.cli import main
+code = main(sys.argv[1:])
+print(code, *(m for m in ("pandas", "pydantic", "mtsbench.runner") if m in sys.modules))
+"""
+
+
+def test_the_sweeps_own_process_imports_no_pandas_nor_scenario_models(tmp_path):
+    """What a job needs is imported by the workers' server, beside the checks, not before them."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PARENT, "run", "-m", "seed=0,1", "scenarios=[milk_allergy]",
+                           f"hydra.sweep.dir={tmp_path / 'sweep'}"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.stdout.split() == ["0"], done.stderr
+    assert sorted(p.name for p in (tmp_path / "sweep").glob("*/summary.json")) == ["summary.json"] * 2

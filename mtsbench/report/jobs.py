@@ -27,9 +27,7 @@ import pandas as pd
 import yaml
 
 from ..errors import ReportError
-
-FAILURE_FILE = "failure.json"
-MANIFEST = "jobs.json"
+from .status import FAILURE_FILE, MANIFEST, _read_json, job_status
 SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", "hit_rate",
                    "probes", "scored", "scored_total", "cost_total", "cost_per_turn", "llm_calls", "tokens",
                    "latency_p50_ms", "latency_p95_ms",
@@ -57,26 +55,6 @@ class Job:
 
 def is_run(d: Path) -> bool:
     return any((d / name).exists() for name in ("summary.json", FAILURE_FILE, ".hydra", "metrics.csv"))
-
-
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def job_status(d: Path) -> str:
-    """``ok``, ``failed``, ``interrupted`` or ``never started`` (see the module docstring)."""
-    if not d.is_dir():
-        return "never started"
-    if (d / FAILURE_FILE).is_file():
-        return "failed"
-    summary = _read_json(d / "summary.json") if (d / "summary.json").is_file() else None
-    if not isinstance(summary, dict):
-        return "failed" if (d / "summary.json").is_file() else "interrupted"
-    status = summary.get("status", "complete")
-    return {"complete": "ok", "failed": "failed"}.get(status, "interrupted")
 
 
 def _how_far(summary: dict | None) -> str:
