@@ -71,6 +71,10 @@ def _run_main(argv: list[str]) -> int:
 
         with searching(dirs):
             loader = config_loader()          # the loader Hydra runs with: a single run composes once
+        if "-m" in argv or "--multirun" in argv:
+            from .hydra_speedups import keep_files
+
+            keep_files(loader)                # a sweep's compositions parse each config file once
         cfg = check_run(argv, loader)
         if cfg is not None:
             sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present

@@ -5,7 +5,7 @@ composes its config once; and a bad value still stops the sweep with its one lin
 import json
 
 import pytest
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
 import mtsbench.config as config
 from mtsbench.cli import main
@@ -232,3 +232,48 @@ def test_the_sweeps_own_process_imports_no_pandas_nor_scenario_models(tmp_path):
                           timeout=300)
     assert done.stdout.split() == ["0"], done.stderr
     assert sorted(p.name for p in (tmp_path / "sweep").glob("*/summary.json")) == ["summary.json"] * 2
+
+
+def _loader(keep: bool):
+    from mtsbench.hydra_app import config_loader
+    from mtsbench.hydra_speedups import keep_files
+
+    with config.searching(()):
+        loader = config_loader()
+    if keep:
+        keep_files(loader)
+    return loader
+
+
+def test_a_loader_keeping_its_files_composes_each_job_as_a_fresh_one(tmp_path):
+    """No job's overrides, nor a change to a composed config, reach the next composition."""
+    from hydra.types import RunMode
+
+    kept = _loader(keep=True)
+    jobs = [["ablate=tiers", "seed=3", "llm.noise=0.2"], ["ablate=none"], ["preset=flat_rag", "retrieval=hybrid"],
+            ["ablate=tiers"], []]
+    for overrides in jobs:
+        cfg = kept.load_configuration(config_name="config", overrides=overrides, run_mode=RunMode.RUN)
+        fresh = _loader(keep=False).load_configuration(config_name="config", overrides=overrides,
+                                                       run_mode=RunMode.RUN)
+        assert OmegaConf.to_yaml(cfg) == OmegaConf.to_yaml(fresh)
+        with open_dict(cfg):
+            cfg.seed = 99                               # changed: the job's own copy
+            cfg.tiers.clear()
+    assert len(kept.repository.kept) > 20
+
+
+def test_a_sweeps_job_configs_are_hydras_composition_of_their_overrides(cli, tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    from mtsbench.resources import CONFIG_DIR
+
+    sweep = tmp_path / "sweep"
+    done = cli("run", "-m", "ablate=none,tiers,arousal", "seed=0,1", "scenarios=[milk_allergy]", f"hydra.sweep.dir={sweep}")
+    assert done.returncode == 0, done.stderr
+    jobs = sorted(sweep.glob("*/.hydra"))
+    assert len(jobs) == 6
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        for job in jobs:
+            overrides = list(OmegaConf.load(job / "overrides.yaml"))
+            assert (job / "config.yaml").read_text() == OmegaConf.to_yaml(compose("config", overrides)), job

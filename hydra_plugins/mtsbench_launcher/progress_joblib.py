@@ -20,7 +20,7 @@ Hydra's global state) is sent to a lane's worker once, when it starts (``_start_
 not with every job: a job is its number and overrides (``_lane_job``), and the worker's
 Hydra state (its plugins discovered once) is kept from job to job. Each job still has Hydra
 compose its own config (its ``.hydra/`` as ever); the config files that composing reads are
-read once per worker (``_KeptFiles``), as each job of a sweep reads the same ones.
+parsed once (``mtsbench.hydra_speedups.keep_files``), as each job of a sweep reads the same ones.
 """
 
 from __future__ import annotations
@@ -146,43 +146,16 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
 def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
     """A lane's worker process starting: keep what every job of the sweep shares, sent once,
-    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again).
+    The config loader parses each config file once (``hydra_speedups.keep_files``: it
+    comes with the files ``mtsbench run`` parsed already)."""
     from mtsbench import sweep
-    from mtsbench.hydra_speedups import install
+    from mtsbench.hydra_speedups import install, keep_files
 
     install()
-    repository = getattr(hydra_context.config_loader, "repository", None)
-    if type(repository).__name__ == "ConfigRepository":
-        repository.__class__ = _kept_files_class()
+    keep_files(hydra_context.config_loader)
     sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
-                      state=singleton_state, files={})
-
-
-def _kept_files_class():
-    """Hydra's ``ConfigRepository`` keeping each config file it loads for the worker's next
-    jobs (``mtsbench.sweep.lane["files"]``, by search path and name), handing each job its
-    own copy (Hydra's composing changes what it is given). Hydra copies its repository for
-    every composition: the files live in the lane, not in the copy."""
-    import copy
-
-    from hydra._internal.config_repository import ConfigRepository
-
-    class _KeptFiles(ConfigRepository):
-        def load_config(self, config_path: str):
-            from mtsbench.sweep import lane
-
-            files = lane.setdefault("files", {})
-            key = (tuple((s.provider, s.path) for s in self.sources), config_path)
-            if key not in files:
-                files[key] = super().load_config(config_path)
-            return copy.deepcopy(files[key])
-
-        def __deepcopy__(self, memo):
-            # Hydra copies the repository for each composition only to re-point its sources
-            # (``initialize_sources`` makes a new list): the sources themselves are shared
-            return copy.copy(self)
-
-    return _KeptFiles
+                      state=singleton_state)
 
 
 def _lane_job(num: int, overrides: list[str]):
