@@ -199,19 +199,26 @@ def test_an_interpolated_default_still_resolves(tmp_path, monkeypatch):
 
 
 def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
+    from types import SimpleNamespace
+
+    import hydra.core.utils
+    from hydra.core.singleton import Singleton
     from hydra.core.utils import JobReturn, JobStatus
-    from hydra_plugins.hydra_joblib_launcher import _core
     from hydra_plugins.mtsbench_launcher import progress_joblib
 
     from mtsbench import sweep
 
     full = JobReturn(overrides=["seed=1"], cfg=OmegaConf.create({"seed": 1}), hydra_cfg=OmegaConf.create({}),
                      status=JobStatus.COMPLETED, _return_value=None)
-    monkeypatch.setattr(_core, "execute_job", lambda *args: full)
-    monkeypatch.setattr(sweep, "lane", dict.fromkeys(("hydra_context", "config", "task_function", "state")))
+    composed = OmegaConf.create({"hydra": {"job": {"name": "mtsbench"}}})
+    loader = SimpleNamespace(load_sweep_config=lambda config, overrides: composed)
+    monkeypatch.setattr(hydra.core.utils, "run_job", lambda **kwargs: full)
+    monkeypatch.setattr(sweep, "lane", {"hydra_context": SimpleNamespace(config_loader=loader), "config": None,
+                                        "task_function": None, "state": Singleton.get_state()})
     ret = progress_joblib._lane_job(1, ["seed=1"])
     assert ret.cfg is None and ret.hydra_cfg is None
     assert ret.overrides == ["seed=1"] and ret.status == JobStatus.COMPLETED and ret.return_value is None
+    assert composed.hydra.job.num == 1 and composed.hydra.job.id == "mtsbench_1"
 
 
 PARENT = """

@@ -163,15 +163,26 @@ def _lane_job(num: int, overrides: list[str]):
     composed, its directory, ``.hydra/`` and logging set up, the task run) with what the
     lane keeps; Hydra's global state carries on from the lane's previous job (its plugins
     discovered once), the job's own config and runtime set anew, as each job does.
+    (``execute_job`` also made the config Hydra's current one just before ``run_job`` does
+    the same: done once here.)
 
     Its JobReturn comes back without the job's two configs (in its ``.hydra/`` folder): of
     a JobReturn the sweep reads only the status and return value (Hydra's sweeper raises a
     failed job's exception), and pickling the configs back cost a quarter of a small job."""
-    from hydra_plugins.hydra_joblib_launcher._core import execute_job
+    from hydra.core.singleton import Singleton
+    from hydra.core.utils import run_job, setup_globals
+    from omegaconf import open_dict
 
     from mtsbench.sweep import lane
 
-    ret = execute_job(num, overrides, lane["hydra_context"], lane["config"], lane["task_function"], lane["state"])
+    setup_globals()
+    Singleton.set_state(lane["state"])
+    config = lane["hydra_context"].config_loader.load_sweep_config(lane["config"], list(overrides))
+    with open_dict(config):
+        config.hydra.job.id = f"{config.hydra.job.name}_{num}"
+        config.hydra.job.num = num
+    ret = run_job(hydra_context=lane["hydra_context"], config=config, task_function=lane["task_function"],
+                  job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     ret.cfg = ret.hydra_cfg = None
     return ret
 
