@@ -162,22 +162,6 @@ def config_dirs(argv: Sequence[str]) -> list[str]:
     return dirs
 
 
-def launcher_choice(argv: Sequence[str]) -> str | None:
-    """The ``hydra/launcher=NAME`` of a command line (None: the default).
-
-    >>> launcher_choice(["-m", "seed=0,1", "hydra/launcher=ray_cluster"])
-    'ray_cluster'
-    >>> launcher_choice(["override hydra/launcher=slurm"]), launcher_choice(["seed=1"])
-    ('slurm', None)
-    """
-    choice = None
-    for a in argv:
-        key, eq, value = a.partition("=")
-        if eq and key.split()[-1].lstrip("+~") == "hydra/launcher":
-            choice = value
-    return choice
-
-
 def mechanism_groups() -> dict[str, list[str]]:
     """The groups that each choose one mechanism (every group but presets and experiments)."""
     return {g: opts for g, opts in groups().items() if g not in COMPOSITE_GROUPS}

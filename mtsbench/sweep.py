@@ -32,9 +32,9 @@ from typing import Sequence
 from hydra.experimental.callback import Callback
 
 from .atomic import write_atomic
-from .config import launcher_choice  # noqa: F401 - (it lives with the other command-line readers)
 from .errors import ConfigError, one_line, redact
 from .report.status import FAILURE_FILE, MANIFEST, job_status
+from .workers import launcher_choice  # noqa: F401 - read before anything is imported (workers.start)
 
 failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
 warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate

@@ -1,5 +1,6 @@
 """Imported by the server the local launcher's workers are forked from (``mtsbench.workers``):
-what a sweep's job imports (``MODULES``), so no worker imports it again. Nothing runs here
+what a sweep's job imports (``MODULES``, and every module of ``PACKAGES``), so no worker imports it
+again. Nothing runs here
 but imports; a module that fails to import here is left to the job, which says what is wrong.
 
 SIGINT is ignored while importing: a Ctrl-C in the first second of a sweep stops
@@ -8,12 +9,23 @@ SIGINT handling back (the server hands its forks the handlers it found).
 """
 
 import importlib
+import pkgutil
 import signal
+import sys
 
-MODULES = ("hydra._internal.config_loader_impl", "hydra.core.utils", "hydra_plugins.hydra_joblib_launcher._core",
-           "hydra_plugins.mtsbench_launcher.progress_joblib", "pyarrow.parquet", "mtsbench.hydra_app",
-           "mtsbench.sweep", "mtsbench.config_rules", "mtsbench.runner", "mtsbench.outputs",
-           "mtsbench.report.markdown", "mtsbench.systems.mts")
+MODULES = ("hydra._internal.config_loader_impl", "hydra.core.utils", "hydra_plugins.mtsbench_launcher.progress_joblib",
+           "pyarrow.parquet", "threadpoolctl", "mtsbench.hydra_app", "mtsbench.sweep", "mtsbench.config_rules",
+           "mtsbench.runner", "mtsbench.outputs", "mtsbench.report.markdown", "mtsbench.systems.mts",
+           "mtsbench.embed.hashing")
+PACKAGES = ("mtsbench.mechanisms", "mtsbench.memory", "mtsbench.processes")   # every module: the configs' _target_s
+
+
+def _import(name: str) -> None:
+    try:
+        importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - the job imports it again and reports the error
+        pass
+
 
 try:
     _previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -21,10 +33,11 @@ except ValueError:      # not the main thread: signals are not its to change
     _previous = None
 try:
     for _name in MODULES:
-        try:
-            importlib.import_module(_name)
-        except Exception:  # noqa: BLE001 - the job imports it again and reports the error
-            pass
+        _import(_name)
+    for _package in PACKAGES:
+        _import(_package)
+        for _module in pkgutil.iter_modules(getattr(sys.modules.get(_package), "__path__", [])):
+            _import(f"{_package}.{_module.name}")
 finally:
     if _previous is not None:
         signal.signal(signal.SIGINT, _previous)

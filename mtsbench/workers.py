@@ -29,11 +29,25 @@ _started = False        # the server running is ours to stop
 
 def start(argv: Sequence[str]) -> None:
     """Start the server for a sweep ``argv`` runs on the local launcher (see the module docstring)."""
-    from .config import launcher_choice
-
     sweep = any(a in ("-m", "--multirun", "--resume") for a in argv)
     if sweep and launcher_choice(argv) in (None, "local"):
         context()
+
+
+def launcher_choice(argv: Sequence[str]) -> str | None:
+    """The ``hydra/launcher=NAME`` of a command line (None: the default).
+
+    >>> launcher_choice(["-m", "seed=0,1", "hydra/launcher=ray_cluster"])
+    'ray_cluster'
+    >>> launcher_choice(["override hydra/launcher=slurm"]), launcher_choice(["seed=1"])
+    ('slurm', None)
+    """
+    choice = None
+    for a in argv:
+        key, eq, value = a.partition("=")
+        if eq and key.split()[-1].lstrip("+~") == "hydra/launcher":
+            choice = value
+    return choice
 
 
 def context():
