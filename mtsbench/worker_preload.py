@@ -1,7 +1,7 @@
 """Imported by the server the local launcher's workers are forked from (``mtsbench.workers``):
-what a sweep's job imports (``MODULES``, and every module of ``PACKAGES``), so no worker imports it
-again. Nothing runs here
-but imports; a module that fails to import here is left to the job, which says what is wrong.
+what a sweep's job imports (``MODULES``, and every module of ``PACKAGES``), so no worker
+imports it again. Nothing runs here but imports; a module that fails to import here is left
+to the job, which says what is wrong.
 
 SIGINT is ignored while importing: a Ctrl-C in the first second of a sweep stops
 ``mtsbench run`` (one line), not this server with a traceback; the workers get the usual
