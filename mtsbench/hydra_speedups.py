@@ -11,14 +11,27 @@ None, which nothing reads. Composition is otherwise Hydra's own.
 ``keep_files(loader)``: the loader parses each config file once, not once per composition
 (a sweep composes its first job, its own config, then every job in the workers: each
 reading the same files). Each composition is handed its own copy, as Hydra's composing
-changes what it is given.
+changes what it is given. And it keeps a few merged configs (``KeptMerges``): Hydra merges
+a job's configs one by one in its defaults list's order; jobs of a sweep share the start of
+that list (``ablate=summarize`` and ``ablate=ttl`` differ from their ``ablate`` entry on),
+so a job starts from a copy of the configs merged up to where its list leaves the ones
+kept, and merges only the rest (``MERGES_KEPT`` of them, where one job's list left the
+previous one's).
 """
 
 from __future__ import annotations
 
 import copy
 
+import sys
+
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.config_repository import ConfigRepository
+from hydra.errors import ConfigCompositionException
+from omegaconf import DictConfig, OmegaConf, flag_override
+from omegaconf.errors import OmegaConfBaseException
+
+MERGES_KEPT = 16
 
 
 def install() -> None:
@@ -56,10 +69,66 @@ class KeptFiles(ConfigRepository):
         return copy.copy(self)
 
 
+class KeptMerges(ConfigLoaderImpl):
+    """Hydra's ``ConfigLoaderImpl`` starting a composition from a copy of the configs merged
+    for an earlier one whose defaults list began the same (``merged``: by the list's
+    entries so far; ``last``: the previous composition's entries)."""
+
+    merged: dict
+    last: tuple
+
+    def _compose_config_from_defaults_list(self, defaults, repo) -> DictConfig:
+        # Hydra's own (1.3), but for its start and the copies kept
+        entries = tuple((d.config_path, d.package, d.primary) for d in defaults)
+        start = next((n for n in range(len(entries), 0, -1) if entries[:n] in self.merged), 0)
+        shared = next((n for n, (a, b) in enumerate(zip(entries, self.last)) if a != b), min(len(entries), len(self.last)))
+        self.last = entries
+        cfg = copy.deepcopy(self.merged[entries[:start]]) if start else OmegaConf.create()
+        with flag_override(cfg, "no_deepcopy_set_nodes", True):
+            for n in range(start, len(defaults)):
+                default = defaults[n]
+                loaded = self._load_single_config(default=default, repo=repo)
+                try:
+                    cfg.merge_with(loaded.config)
+                except OmegaConfBaseException as e:
+                    raise ConfigCompositionException(
+                        f"In '{default.config_path}': {type(e).__name__} raised while composing config:\n{e}"
+                    ).with_traceback(sys.exc_info()[2])
+                if n + 1 == shared and entries[:shared] not in self.merged:
+                    self._keep(entries[:shared], cfg)
+        _strip_defaults(cfg)
+        return cfg
+
+    def _keep(self, entries: tuple, cfg: DictConfig) -> None:
+        if len(self.merged) >= MERGES_KEPT:
+            del self.merged[next(iter(self.merged))]
+        kept = copy.deepcopy(cfg)
+        kept._set_flag("no_deepcopy_set_nodes", None)      # as a config Hydra starts from
+        self.merged[entries] = kept
+
+
+def _strip_defaults(cfg) -> None:
+    """Hydra's ``strip_defaults`` (in ``_compose_config_from_defaults_list``): the defaults
+    lists left in the merged config removed."""
+    if isinstance(cfg, DictConfig):
+        if cfg._is_missing() or cfg._is_none():
+            return
+        with flag_override(cfg, ["readonly", "struct"], False):
+            if cfg._get_flag("HYDRA_REMOVE_TOP_LEVEL_DEFAULTS"):
+                cfg._set_flag("HYDRA_REMOVE_TOP_LEVEL_DEFAULTS", None)
+                cfg.pop("defaults", None)
+        for _key, value in cfg.items_ex(resolve=False):
+            _strip_defaults(value)
+
+
 def keep_files(loader) -> None:
     """Make Hydra's config ``loader`` (a ``ConfigLoaderImpl``) keep the files it parses
-    (``KeptFiles``); a loader doing so already keeps its files."""
+    (``KeptFiles``) and some configs it merged (``KeptMerges``); a loader doing so already
+    is left as it is."""
     repository = getattr(loader, "repository", None)
     if type(repository) is ConfigRepository:
         repository.__class__ = KeptFiles
         repository.kept = {}
+    if type(loader) is ConfigLoaderImpl:
+        loader.__class__ = KeptMerges
+        loader.merged, loader.last = {}, ()

@@ -253,21 +253,30 @@ def _loader(keep: bool):
 
 
 def test_a_loader_keeping_its_files_composes_each_job_as_a_fresh_one(tmp_path):
-    """No job's overrides, nor a change to a composed config, reach the next composition."""
+    """No job's overrides, nor a change to a composed config, reach the next composition;
+    the merges it starts from are those a fresh loader would make."""
     from hydra.types import RunMode
 
     kept = _loader(keep=True)
+    ablations = [[f"ablate={a}", "experiment=ablation"] for a in config.groups()["ablate"]]
     jobs = [["ablate=tiers", "seed=3", "llm.noise=0.2"], ["ablate=none"], ["preset=flat_rag", "retrieval=hybrid"],
-            ["ablate=tiers"], []]
+            ["ablate=tiers"], [], *ablations, *ablations[::-1], ["ablate=summarize", "+summarize.bogus=1"],
+            ["ablate=summarize"]]
     for overrides in jobs:
-        cfg = kept.load_configuration(config_name="config", overrides=overrides, run_mode=RunMode.RUN)
+        try:
+            cfg = kept.load_configuration(config_name="config", overrides=overrides, run_mode=RunMode.RUN)
+        except Exception as e:  # noqa: BLE001 - as a fresh loader fails
+            with pytest.raises(type(e)):
+                _loader(keep=False).load_configuration(config_name="config", overrides=overrides,
+                                                       run_mode=RunMode.RUN)
+            continue
         fresh = _loader(keep=False).load_configuration(config_name="config", overrides=overrides,
                                                        run_mode=RunMode.RUN)
         assert OmegaConf.to_yaml(cfg) == OmegaConf.to_yaml(fresh)
         with open_dict(cfg):
             cfg.seed = 99                               # changed: the job's own copy
             cfg.tiers.clear()
-    assert len(kept.repository.kept) > 20
+    assert len(kept.repository.kept) > 20 and kept.merged          # files parsed, merges kept
 
 
 def test_a_sweeps_job_configs_are_hydras_composition_of_their_overrides(cli, tmp_path):
