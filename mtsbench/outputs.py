@@ -37,6 +37,7 @@ columns add up to ``overall``'s.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -219,20 +220,23 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     frame = metrics_frame(rows, depths, budgets)
     accounting = metrics_frame(llm_rows(records, meta["scenarios"]), depths, budgets)
     write_atomic(out_dir / "metrics.csv", pd.concat([frame, accounting], ignore_index=True).to_csv(index=False))
-    summary_scenarios = {}
+    summary_scenarios, aggregates = {}, {}
     for sid, (info, scored) in parts.items():
-        part = frame[frame["scenario"] == sid]
-        summary_scenarios[sid] = (aggregate(part, info["llm"], scored, depths, budgets, threshold)
-                                  | {"processes": info["processes"], "llm": info["llm"]})
+        aggregates[sid] = aggregate(frame[frame["scenario"] == sid], info["llm"], scored, depths, budgets, threshold)
+        summary_scenarios[sid] = aggregates[sid] | {"processes": info["processes"], "llm": info["llm"]}
     infos = [info for info, _ in parts.values()]
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
-    overall = aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets, threshold)
+    # a run of one scenario: the run's aggregate and cost are the scenario's (same rows, same totals)
+    alone = next(iter(parts)) if len(parts) == 1 and (records["scenario"] == next(iter(parts))).all() else None
+    overall = copy.deepcopy(aggregates[alone]) if alone is not None else \
+        aggregate(frame, totals, sum(scored for _, scored in parts.values()), depths, budgets, threshold)
     overall["llm_failure_rate"] = failure_rate(totals)
     limit = max_failure_rate(meta["config"])
     overall["llm_max_failure_rate"] = limit
     overall["llm_failure_rate_exceeded"] = bool(overall["llm_failure_rate"] and overall["llm_failure_rate"] > limit)
     overall["processes"] = sum_processes([i["processes"] for i in infos])
-    cost = {"overall": cost_block(records, overall["processes"], totals), "scenarios": costs}
+    cost = {"overall": copy.deepcopy(costs[alone]) if alone is not None else
+            cost_block(records, overall["processes"], totals), "scenarios": costs}
     summary = {**run_status(meta), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
                "choices": meta.get("choices", {})}
     try:

@@ -293,3 +293,22 @@ def test_a_sweeps_job_configs_are_hydras_composition_of_their_overrides(cli, tmp
         for job in jobs:
             overrides = list(OmegaConf.load(job / "overrides.yaml"))
             assert (job / "config.yaml").read_text() == OmegaConf.to_yaml(compose("config", overrides)), job
+
+
+def test_a_run_of_one_scenario_is_aggregated_once_and_as_before(cli, tmp_path, monkeypatch):
+    """Its overall aggregate and cost are its scenario's, computed once (the files are as
+    before: compared with a sweep's job folders before the change)."""
+    from mtsbench import outputs
+
+    run = tmp_path / "run"
+    assert cli("run", "scenarios=[milk_allergy]", f"hydra.run.dir={run}").returncode == 0
+    calls = []
+    original = outputs.aggregate
+    monkeypatch.setattr(outputs, "aggregate", lambda *a, **k: calls.append(1) or original(*a, **k))
+    outputs.evaluate_dir(run)
+    once = json.loads((run / "summary.json").read_text())
+    assert len(calls) == 1
+    scenario, overall = once["scenarios"]["milk_allergy"], once["overall"]
+    assert {k: overall[k] for k in scenario if k not in ("processes", "llm")} == \
+        {k: v for k, v in scenario.items() if k not in ("processes", "llm")}
+    assert once["cost"]["overall"] == once["cost"]["scenarios"]["milk_allergy"]
