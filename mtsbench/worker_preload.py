@@ -53,5 +53,5 @@ try:
 finally:
     if _previous is not None:
         signal.signal(signal.SIGINT, _previous)
-gc.freeze()
-gc.enable()
+    gc.freeze()
+    gc.enable()
