@@ -206,6 +206,7 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     from hydra.core.singleton import Singleton
     from hydra.core.utils import JobReturn, JobStatus
     from hydra_plugins.mtsbench_launcher import progress_joblib
+    from omegaconf.basecontainer import BaseContainer
 
     from mtsbench import sweep
 
@@ -214,6 +215,8 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     composed = OmegaConf.create({"hydra": {"job": {"name": "mtsbench"}}})
     loader = SimpleNamespace(load_sweep_config=lambda config, overrides: composed)
     monkeypatch.setattr(hydra.core.utils, "run_job", lambda **kwargs: full)
+    monkeypatch.setattr(Singleton, "_instances", Singleton._instances)      # Hydra's state as it was, after
+    monkeypatch.setattr(BaseContainer, "_resolvers", BaseContainer._resolvers)
     monkeypatch.setattr(sweep, "lane", {"hydra_context": SimpleNamespace(config_loader=loader), "config": None,
                                         "task_function": None, "state": Singleton.get_state()})
     ret = progress_joblib._lane_job(1, ["seed=1"])
