@@ -22,7 +22,7 @@ previous one's).
 from __future__ import annotations
 
 import copy
-
+import pickle
 import sys
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl

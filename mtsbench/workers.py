@@ -11,8 +11,10 @@ The server is ``multiprocessing``'s forkserver, its preloaded module ``mtsbench.
 - ``stop()``: ends the server when ``mtsbench run`` ends; a next sweep in the same process
   gets a server of its own (with that run's standard streams).
 - ``pickled(fn, *args)`` / ``call_pickled(blob)``: a lane's initializer and its arguments
-  sent as one blob pickled as loky pickles jobs (the forkserver pickles a worker's arguments with the
-  standard pickle, which cannot send Hydra's task function).
+  sent as one blob, pickled as loky pickles jobs (the forkserver pickles a worker's
+  arguments with the standard pickle, which cannot send Hydra's task function).
+- ``launcher_choice(argv)``: the launcher a command line names (read here before anything
+  else is imported; ``mtsbench.sweep`` re-exports it).
 
 A worker is a process of its own as before: its death fails only its job, signals reach it
 as they did (SIGINT by default raises KeyboardInterrupt in it; SIGTERM ends it).
