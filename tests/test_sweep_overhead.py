@@ -117,12 +117,10 @@ def test_an_option_interpolating_a_top_level_key_is_checked_from_its_file(compos
     assert "MULTIRUN" in str(cfg.hydra.mode) and len(compositions) <= 2
 
 
-def _in_worker():
-    import gc
-    import os
-    import sys
-
-    return "mtsbench.runner" in sys.modules and "pandas" in sys.modules and gc.get_freeze_count() > 0, os.getpid()
+# Evaluated in the worker: a builtin is pickled by name, so the worker needs no import of this
+# test module (under `make test` the repository is not on a forked worker's sys.path).
+IN_WORKER = ("('mtsbench.runner' in __import__('sys').modules and 'pandas' in __import__('sys').modules"
+             " and __import__('gc').get_freeze_count() > 0, __import__('os').getpid())")
 
 
 def test_a_lane_worker_is_forked_with_what_a_job_imports():
@@ -136,7 +134,7 @@ def test_a_lane_worker_is_forked_with_what_a_job_imports():
     try:
         assert context is not None and workers._running()
         executor = ProcessPoolExecutor(max_workers=1, context=context)
-        preloaded, pid = executor.submit(_in_worker).result(timeout=120)
+        preloaded, pid = executor.submit(eval, IN_WORKER).result(timeout=120)
         executor.shutdown(wait=True)
     finally:
         workers.stop()
