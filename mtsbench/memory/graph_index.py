@@ -24,17 +24,17 @@
 - Arousal asks for each source's nearest neighbours in *every* tier (``query_all``). With
   ``arousal="scan"`` (the default) that is a scan of each exact tier plus one walk over
   the graph tiers: exact where the upper tiers are. With ``arousal="walk"``, once
-  scanning the exact tiers costs more distances than one graph query (their total
-  size > q; before any query has measured q, its prior ef * M), every indexed memory
-  goes into the graph (the exact
-  tiers' members are inserted once, then each new memory at creation, all counted as
-  inserts) and a third bitmap, ``everyone_``, selects all of them: arousal becomes one
-  walk per source over the whole store, about q distances instead of the exact tiers'
-  size plus q — but approximate: on the bench's dialogue a walk at ef 64 finds 89% of
-  the exact 50 nearest at 20k, 74% at 100k and about half at 1M, which lowers what
-  arousal lifts (at 1M, recall@10 of awakened needles 0.93 -> 0.80). Searches of single tiers are unchanged (an exact tier is
-  still scanned: a walk filtered to a small share of the graph costs more than the scan).
-- A graph query walks with ``efSearch = max(ef, ef_per_k * k)``.
+  scanning the exact tiers costs more distances than one graph query (their total size
+  > q; before any query has measured q, its prior ef * M), every indexed memory goes
+  into the graph (the exact tiers' members are inserted once, then each new memory at
+  creation, all counted as inserts) and a third bitmap, ``everyone_``, selects all of
+  them: arousal becomes one walk per source over the whole store, about q distances
+  instead of the exact tiers' size plus q — but approximate: on the bench's dialogue a
+  walk at ef 64 finds 89% of the exact 50 nearest at 20k, 74% at 100k and about half at
+  1M, which lowers what arousal lifts (at 1M, recall@10 of awakened needles 0.93 ->
+  0.80). Searches of single tiers are unchanged (an exact tier is still scanned: a walk
+  filtered to a small share of the graph costs more than the scan).
+- A graph query walks with ``efSearch = max(ef, ef_per_k * k)`` (``index.walk_ef``).
 - Distance computations of graph queries are faiss's own count (``hnsw_stats.ndis``):
   measured, not estimated. Graph inserts are counted (``inserts``) and their distances
   *estimated* (``insert_distances_est``): faiss does not count them, so each insert is
@@ -55,7 +55,7 @@ logging.getLogger("faiss.loader").setLevel(logging.WARNING)     # not its CPU pr
 import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .index import ExactTier, IdMap, IndexWork
+from .index import ExactTier, IdMap, IndexWork, walk_ef
 
 faiss.omp_set_num_threads(1)
 
@@ -320,7 +320,7 @@ class SharedGraphIndex:
             exact = [t for t in self.tiers if isinstance(t, ExactTier) and t.size]
             if sum(t.size for t in exact) > self.query_cost_:
                 everyone = Bitmap()
-                everyone.set(self.gid_[np.flatnonzero(self.in_tier_.a > 0)])
+                everyone.bits = self.any_graph_.bits.copy()         # the graph tiers' members
                 for t in exact:
                     everyone.set(self._gids(t.ids[: t.size].copy(), t.vectors[: t.size]))
                 self.everyone_ = everyone
@@ -334,7 +334,7 @@ class SharedGraphIndex:
         if k <= 0:
             return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0))
         g = self.graph_
-        ef = int(max(self.ef, np.ceil(self.ef_per_k * k)))
+        ef = walk_ef(self.ef, self.ef_per_k, k)
         params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=ef)
         stats = faiss.cvar.hnsw_stats
         stats.reset()
@@ -394,8 +394,8 @@ class SharedGraphIndex:
     def query_all(self, qs: np.ndarray, k: int):
         """Every tier at once for each row of ``qs``: the exact tiers in full and the k nearest
         over all graph tiers in one graph query — or, once the graph holds every memory
-        (``_walk_everyone``), the k nearest of the whole store in one graph query. Returns (ids, sims), both (len(qs), C),
-        -1 / -inf padded, and the candidates scored per query."""
+        (``_walk_everyone``), the k nearest of the whole store in one graph query. Returns
+        (ids, sims), both (len(qs), C), -1 / -inf padded, and the candidates scored per query."""
         qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
         if self._walk_everyone():
             ids, sims = self._search_graph(qs, k, self.everyone_, sum(self.sizes()))

@@ -51,6 +51,16 @@ class IndexWork:
         return IndexWork(**{f.name: getattr(self, f.name) - getattr(before, f.name) for f in fields(self)})
 
 
+def walk_ef(ef: int, ef_per_k: float, k: int) -> int:
+    """The width of a graph query for k results: ``max(ef, ceil(ef_per_k * k))`` (an ef near
+    k loses neighbours; ``ef_per_k`` widens deep queries).
+
+    >>> walk_ef(64, 1.0, 10), walk_ef(64, 1.0, 100), walk_ef(64, 4.0, 51)
+    (64, 100, 204)
+    """
+    return int(max(ef, np.ceil(ef_per_k * k)))
+
+
 class IdMap:
     """A dense array indexed by memory id (ids are store rows, so dense), grown on demand.
 
@@ -199,7 +209,7 @@ class HnswTier:
         k = min(k, self.size)
         if k <= 0:
             return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0)), 0
-        self.index.set_ef(int(max(self.ef, np.ceil(self.ef_per_k * k))))
+        self.index.set_ef(walk_ef(self.ef, self.ef_per_k, k))
         try:
             labels, dist = self.index.knn_query(qs, k=k, num_threads=1)
         except RuntimeError:    # the graph is mostly deleted entries and cannot reach k live ones
