@@ -20,8 +20,10 @@ them with ``status: failed``; either way the exception then goes on to the calle
 
 from __future__ import annotations
 
+import functools
 import os
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,7 +43,7 @@ from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
 from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
 from .progress import StepLog
-from .stream import RunWriter
+from .stream import TIMELINES, TRACE, RunWriter
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
 from .workload import Probes
@@ -49,7 +51,8 @@ from .workload import Probes
 
 @dataclass
 class ScenarioRun:
-    """One scenario's records, totals, trace and timeline rows."""
+    """One scenario's records, totals, trace events (without a ``scenario`` field) and
+    timeline rows — with a ``sink``, only those it did not take."""
 
     scenario: Scenario
     records: list[dict] = field(default_factory=list)
@@ -93,8 +96,17 @@ def drive(system: MemorySystem, step, depth: int):
     return system.tick(Tick(step.id, step.at))
 
 
-def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None = None) -> ScenarioRun:
-    """Replay one scenario against a fresh system; ``progress`` logs the phases and counts steps."""
+CHUNK_ROWS = 65_536     # a long scenario's trace events and timeline rows leave memory this many at a time
+
+
+def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None = None,
+                 sink: Callable[[str, list[dict]], None] | None = None) -> ScenarioRun:
+    """Replay one scenario against a fresh system; ``progress`` logs the phases and counts steps.
+
+    ``sink(stream, rows)``, if given, takes the trace events (``stream.TRACE``; from a system
+    with ``take_trace``) and timeline rows (``stream.TIMELINES``) as they pass ``CHUNK_ROWS``,
+    so a long scenario's memory stays bounded; the ``ScenarioRun`` then holds the rest. Its
+    trace events have no ``scenario`` field (the scenario is the run's)."""
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     started = time.perf_counter()
     if progress is not None:
@@ -110,6 +122,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     rec = Recorder(scenario.id)
     answering = Answering.from_config(OmegaConf.select(cfg, "answer"))
     timeline = Timeline(scenario)
+    take_trace = getattr(system, "take_trace", None) if sink is not None else None
     waiting: dict[str, tuple] = {}                  # step id -> (step, outcome) of an event expectation
     counting: list[tuple[object, object, set[str]]] = []   # event_count checks waiting for earlier summaries
 
@@ -141,6 +154,12 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
             rec.step(step, replied, "reply")
             outcome.summarized = outcome.summarized + replied.summarized
         timeline.sample(system, step)
+        if sink is not None:
+            if take_trace is not None and (events := take_trace(CHUNK_ROWS)):
+                sink(TRACE, events)
+            if len(timeline.rows) >= CHUNK_ROWS:
+                sink(TIMELINES, timeline.rows)
+                timeline.rows = []
         if progress is not None:
             progress.update(1)
         if step.kind in OBSERVED_KINDS and step.expect.event is not None:
@@ -157,8 +176,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     read_events(list(waiting))            # never summarized (summarization off): judged as they are
     read_counts(None)
     totals = system.totals()
-    return ScenarioRun(scenario, rec.rows, totals, [{"scenario": scenario.id, **e} for e in totals.trace],
-                       timeline.rows)
+    return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows)
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
@@ -210,7 +228,7 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
             steps = StepLog(total, bar=bar)
             for current in scenarios:
                 bar.set_description(current.id)
-                r = run_scenario(cfg, current, steps)
+                r = run_scenario(cfg, current, steps, functools.partial(writer.stream, current.id))
                 writer.add(r, {"path": _saved_path(r.scenario.path, out_dir), "llm": r.totals.llm,
                                "processes": r.totals.processes, "memories": r.totals.memories})
             current = None

@@ -1,15 +1,21 @@
 """A run directory written scenario by scenario, so an interrupted run keeps what it did.
 
 ``RunWriter(out_dir, meta, planned)`` starts a run (``planned``: the scenario ids, in
-order). ``add(run)`` is called as each scenario finishes: its trace and timeline rows are
-written as one parquet file each into the folders ``trace.parquet.partial/`` and
-``timelines.parquet.partial/`` (``00000.parquet``, ``00001.parquet``, ... in scenario
-order), ``results.parquet`` is rewritten with every scenario done so far (``status:
-running`` in its metadata) and ``summary.json`` says ``running`` with the scenarios done.
-``finish(status)`` ends the run: each stream's parts become one file, ``trace.parquet`` and
-``timelines.parquet`` (one row group per scenario, ``ROW_GROUP_ROWS`` rows at most; a
-single part is renamed, several are joined by a ``ParquetWriter`` into a temporary file
-then renamed) and the ``.partial`` folders are removed; ``results.parquet`` gets its final
+order). While a scenario runs, ``stream(scenario, name, rows)`` takes its trace events or
+timeline rows in chunks (the runner hands over ``runner.CHUNK_ROWS`` at a time, so a long
+scenario is never held whole in memory): each chunk is written at once as a hidden part
+(``.00000-00000.parquet``: readers skip names starting with a dot). ``add(run)`` is called
+as each scenario finishes: its hidden parts are revealed (renamed without the dot) and
+what it still holds is written as its last part, into the folders
+``trace.parquet.partial/`` and ``timelines.parquet.partial/`` (``SSSSS-CCCCC.parquet``:
+scenario, then chunk, in order), ``results.parquet`` is rewritten with every scenario done
+so far (``status: running`` in its metadata) and ``summary.json`` says ``running`` with
+the scenarios done. ``finish(status)`` ends the run: each stream's parts become one file,
+``trace.parquet`` and ``timelines.parquet`` (one row group per part, ``ROW_GROUP_ROWS``
+rows at most: a scenario of fewer than ``CHUNK_ROWS`` rows is one row group; a single part
+is renamed, several are joined by a ``ParquetWriter`` into a temporary file then renamed)
+and the ``.partial`` folders are removed, with them the hidden parts of a scenario that
+did not finish; ``results.parquet`` gets its final
 ``status`` (``complete``, ``interrupted`` or ``failed``; ``stopped`` says why) and the
 metrics, ``report.md`` and ``summary.json`` (last) are computed from it.
 
@@ -20,7 +26,8 @@ could mark itself says ``failed``), never a complete-looking summary beside a tr
 trace. A process killed outright (SIGKILL) leaves the last checkpoint: ``results.parquet``
 and ``summary.json`` (``running``) of the scenarios done, and the ``.partial`` folders, each
 part a complete parquet file: ``pandas.read_parquet("DIR/trace.parquet.partial")`` reads
-the finished scenarios' trace.
+the finished scenarios' trace (a kill while ``add`` reveals a scenario's parts, a rename
+each, can leave some of them revealed before the checkpoint names the scenario).
 
 The files (both read by ``pandas.read_parquet(path)`` in one call; ``read_trace`` and
 ``read_timelines`` also read a run directory written before parquet, ``trace.jsonl`` and
@@ -69,17 +76,19 @@ COMPRESSION = "zstd"
 assert TIMELINE_SCHEMA.names == TIMELINE_COLUMNS
 
 
-def trace_table(events: list[dict]) -> pa.Table:
+def trace_table(events: list[dict], scenario: str | None = None) -> pa.Table:
     """The events as a ``TRACE_SCHEMA`` table: ``scenario``, ``t`` and ``event`` as columns
-    (when they are a string, a number and a string), every other field in ``fields`` (JSON).
+    (when they are a string, a number and a string), every other field in ``fields`` (JSON);
+    an event without a ``scenario`` field is of ``scenario``.
 
-    >>> trace_table([{"scenario": "s", "t": 1, "event": "created", "id": 3, "steps": ["a"]}]).to_pylist()
+    >>> trace_table([{"t": 1, "event": "created", "id": 3, "steps": ["a"]}], "s").to_pylist()
     [{'scenario': 's', 't': 1.0, 'event': 'created', 'fields': '{"id":3,"steps":["a"]}'}]
     """
     columns: dict[str, list] = {"scenario": [], "t": [], "event": [], "fields": []}
+    default = scenario
     for e in events:
         rest = dict(e)
-        scenario, t, event = rest.pop("scenario", None), rest.pop("t", None), rest.pop("event", None)
+        scenario, t, event = rest.pop("scenario", default), rest.pop("t", None), rest.pop("event", None)
         if scenario is not None and not isinstance(scenario, str):
             rest["scenario"], scenario = scenario, None
         if event is not None and not isinstance(event, str):
@@ -142,7 +151,8 @@ class RunWriter:
         self.meta = {**meta, "scenarios": {}}
         self.scenario_meta = dict(meta.get("scenarios") or {})
         self.planned = list(planned)
-        self.runs: list = []
+        self.done: list = []          # the finished scenarios (their Scenario objects)
+        self.chunks: dict[str, int] = dict.fromkeys(STREAMS, 0)   # hidden parts of the running scenario
         self.records: list[dict] = []
         self.broken = False           # a write failed: nothing more is put in place
         for name in STREAMS:          # a re-run in the same directory starts its streams afresh
@@ -152,16 +162,38 @@ class RunWriter:
     def _partial(self, name: str) -> Path:
         return self.out_dir / f"{name}.partial"
 
-    def add(self, run, info: dict | None = None) -> None:
-        """A scenario finished: stream it and checkpoint (``info``: its entry of the
-        results' ``scenarios`` metadata; default: the one given at the start)."""
+    def _part(self, name: str, chunk: int, hidden: bool) -> Path:
+        return self._partial(name) / f"{'.' if hidden else ''}{len(self.done):05d}-{chunk:05d}.parquet"
+
+    def stream(self, scenario: str, name: str, rows: list[dict]) -> None:
+        """A chunk of the running scenario's ``name`` stream (``TRACE``: events, ``TIMELINES``:
+        rows), written now as a hidden part."""
         try:
-            part = f"{len(self.runs):05d}.parquet"
-            for name, table in ((TRACE, trace_table(run.trace)), (TIMELINES, timelines_table(run.timeline))):
-                write_atomic(self._partial(name) / part, _parquet_bytes([table], SCHEMAS[name]))
-            self.runs.append(run)
-            self.records += run.records
+            table = trace_table(rows, scenario) if name == TRACE else timelines_table(rows)
+            write_atomic(self._part(name, self.chunks[name], hidden=True), _parquet_bytes([table], SCHEMAS[name]))
+            self.chunks[name] += 1
+        except BaseException:
+            self.broken = True
+            raise
+
+    def add(self, run, info: dict | None = None) -> None:
+        """A scenario finished: reveal its streamed parts, write the rest as its last part and
+        checkpoint (``info``: its entry of the results' ``scenarios`` metadata; default: the
+        one given at the start)."""
+        try:
             sid = run.scenario.id
+            for name, table in ((TRACE, trace_table(run.trace, sid)), (TIMELINES, timelines_table(run.timeline))):
+                streamed = self.chunks[name]
+                for chunk in range(streamed):
+                    shown = self._part(name, chunk, hidden=False)
+                    try:
+                        os.replace(self._part(name, chunk, hidden=True), shown)
+                    except OSError as e:
+                        raise OutputError(shown, e) from None
+                write_atomic(self._part(name, streamed, hidden=False), _parquet_bytes([table], SCHEMAS[name]))
+            self.chunks = dict.fromkeys(STREAMS, 0)
+            self.done.append(run.scenario)
+            self.records += run.records
             self.meta["scenarios"][sid] = info if info is not None else self.scenario_meta[sid]
             self._save("running")
         except BaseException:
@@ -192,7 +224,7 @@ class RunWriter:
             self._save(status, stopped)
             for name in STREAMS:
                 join_parts(self._partial(name), self.out_dir / name, SCHEMAS[name])
-            return evaluate_dir(self.out_dir, {r.scenario.id: r.scenario for r in self.runs})
+            return evaluate_dir(self.out_dir, {sc.id: sc for sc in self.done})
         except BaseException as e:
             self.broken = True
             self.mark("failed" if status == "complete" else status, stopped or {"error": type(e).__name__})

@@ -43,23 +43,32 @@ def _wait_for(condition, proc) -> None:
 
 
 @contextmanager
-def stalled_after_first_scenario(tmp_path):
+def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None):
     """``mtsbench run`` of SCENARIOS against a loopback LLM that stops answering once the
     first scenario is checkpointed; yields (process, output dir) when the run is certainly
-    inside the second scenario. The server is released and the process killed on exit."""
+    inside the second scenario. The server is released and the process killed on exit.
+
+    ``chunk_rows``: the runner streams trace and timelines in chunks of that many rows, and
+    the LLM answers 20 more calls first, so the second scenario has streamed (hidden) parts."""
     out = tmp_path / "run"
     release, waiting = threading.Event(), threading.Event()
+    grace = [20 if chunk_rows else 0]
 
     def answer(body):
         if (out / "summary.json").exists():       # the first scenario is checkpointed: stop answering
-            waiting.set()
-            release.wait()
+            grace[0] -= 1
+            if grace[0] < 0:
+                waiting.set()
+                release.wait()
         return valid_answer(body)
 
+    args = ["run", SCENARIOS, "llm=openai", "llm.model=fake", f"hydra.run.dir={out}"]
     with FakeOpenAI(answer=answer) as server:
-        proc = subprocess.Popen([*mtsbench_exe(), "run", SCENARIOS, "llm=openai", f"llm.base_url={server.url}",
-                                 "llm.model=fake", f"hydra.run.dir={out}"], cwd=tmp_path, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        args.append(f"llm.base_url={server.url}")
+        command = [*mtsbench_exe(), *args] if chunk_rows is None else [sys.executable, "-c", (
+            f"import sys, mtsbench.runner; mtsbench.runner.CHUNK_ROWS = {chunk_rows}; "
+            f"from mtsbench.cli import main; sys.exit(main({args!r}))")]
+        proc = subprocess.Popen(command, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             _wait_for(waiting.is_set, proc)
             yield proc, out
@@ -69,9 +78,13 @@ def stalled_after_first_scenario(tmp_path):
                 proc.kill()
 
 
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
-    with stalled_after_first_scenario(tmp_path) as (proc, out):
+@pytest.mark.parametrize("signum, code, chunk_rows", [(signal.SIGINT, 130, None), (signal.SIGTERM, 143, None),
+                                                    (signal.SIGINT, 130, 5)])
+def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code, chunk_rows):
+    """With ``chunk_rows`` the interrupted scenario has streamed parts: they are dropped."""
+    with stalled_after_first_scenario(tmp_path, chunk_rows) as (proc, out):
+        if chunk_rows:
+            _wait_for(lambda: list((out / "trace.parquet.partial").glob(".00001-*")), proc)
         proc.send_signal(signum)
         _, err = proc.communicate()
     assert proc.returncode == code, err
@@ -91,9 +104,13 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code):
     assert not (out / "failure.json").exists()
 
 
-def test_a_killed_run_leaves_its_finished_scenarios_readable(tmp_path):
-    """SIGKILL: no footer can be written then, so each scenario is its own complete part."""
-    with stalled_after_first_scenario(tmp_path) as (proc, out):
+@pytest.mark.parametrize("chunk_rows", [None, 5])
+def test_a_killed_run_leaves_its_finished_scenarios_readable(tmp_path, chunk_rows):
+    """SIGKILL: no footer can be written then, so each scenario is its own complete parts;
+    the running scenario's streamed parts are hidden from a reader of the folder."""
+    with stalled_after_first_scenario(tmp_path, chunk_rows) as (proc, out):
+        if chunk_rows:
+            _wait_for(lambda: list((out / "trace.parquet.partial").glob(".00001-*")), proc)
         proc.kill()
         proc.communicate()
     assert json.loads((out / "summary.json").read_text())["status"] == "running"

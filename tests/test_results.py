@@ -120,6 +120,34 @@ def test_budget_columns_and_table_in_every_run(finished):
     assert "R@256t" in (finished / "report.md").read_text()
 
 
+def test_a_run_streamed_in_small_chunks_writes_the_same_outputs(finished, tmp_path):
+    """The runner streams trace and timelines in chunks of ``CHUNK_ROWS`` (bounded memory for
+    a long scenario): with 9-row chunks, the same files as the run in one piece per scenario,
+    only cut into more row groups."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "job"
+    args = ["run", "scenarios=[milk_allergy,disneyland_twice,cold_then_fever_zh]", "generate.days=2",
+            "generate.turns_per_day=12", "generate.needles=3", "generate.probe_min_days=1",
+            "generate.probe_max_days=1", f"hydra.run.dir={out}"]
+    code = f"import sys, mtsbench.runner; mtsbench.runner.CHUNK_ROWS = 9; from mtsbench.cli import main; " \
+           f"sys.exit(main({args!r}))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert not list(out.glob("*.partial"))
+    for name in ("trace.parquet", "timelines.parquet"):
+        assert pq.ParquetFile(out / name).metadata.num_row_groups > 2 * pq.ParquetFile(
+            finished / name).metadata.num_row_groups
+        pd.testing.assert_frame_equal(pd.read_parquet(out / name), pd.read_parquet(finished / name))
+    pd.testing.assert_frame_equal(load(out / FILE)[0].drop(columns="latency_ms"),
+                                  load(finished / FILE)[0].drop(columns="latency_ms"))
+    pd.testing.assert_frame_equal(pd.read_csv(out / "metrics.csv").drop(columns="latency_ms"),
+                                  pd.read_csv(finished / "metrics.csv").drop(columns="latency_ms"))
+
+
 def test_the_trace_keeps_every_field_through_parquet(tmp_path):
     """Fields differ between events and so do a field's types (belief: a number, a pair):
     kept as JSON, they come back as emitted, in order, one row group per scenario."""

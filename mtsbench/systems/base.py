@@ -15,6 +15,12 @@ The runner builds one system per scenario (``hydra.utils.instantiate(cfg.system)
   such state — reported as unsupported, never as a failure;
 - ``finish()`` when the scenario is over (flush what waits).
 
+Optionally, ``take_trace(at_least)``: the trace events emitted since the last take, once
+there are at least ``at_least`` of them (else ``[]``), which the system then forgets — the
+runner streams a long scenario's trace to disk in chunks instead of holding it all.
+``totals().trace`` is what was not taken. A system without it hands its whole trace over
+at the end (``PlainSystem`` and ``MtsSystem`` have it).
+
 Every call but ``read`` returns an ``Outcome`` with the step's own ``Cost``. The system
 never sees a scenario's expectations: the runner hands it the inputs only, and judging is
 the evaluator's (``mtsbench.evaluate``), from the saved results.
@@ -221,9 +227,25 @@ class PlainSystem:
     def memories_count(self) -> int:
         return 0
 
+    def take_trace(self, at_least: int = 0) -> list[dict]:
+        return take_events(self.trace_, at_least) if isinstance(self.trace_, list) else []
+
     def totals(self) -> Totals:
         return Totals(llm=NO_LLM | {"by_task": {}}, processes={}, memories=self.memories_count(),
                       trace=list(self.trace_))
+
+
+def take_events(events: list, at_least: int) -> list:
+    """Empty ``events`` in place and return what it held, if it holds ``at_least`` (else []).
+
+    >>> trace = [1, 2, 3]; take_events(trace, 4), take_events(trace, 3), trace
+    ([], [1, 2, 3], [])
+    """
+    if not events or len(events) < at_least:
+        return []
+    taken = events[:]
+    events.clear()
+    return taken
 
 
 @runtime_checkable

@@ -19,7 +19,7 @@ from ..memory.store import KIND_CODE
 from ..preload import PreloadSpec, preload
 from ..processes.events import EventTracker
 from ..scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
-from .base import UNSUPPORTED, Context, EventOf, Idle, Observation, Outcome, Query, Tick, Totals
+from .base import UNSUPPORTED, Context, EventOf, Idle, Observation, Outcome, Query, Tick, Totals, take_events
 
 
 class MtsSystem:
@@ -120,6 +120,9 @@ class MtsSystem:
         ids = np.array([i for _, i in found], dtype=np.int64)
         long, short = m.attention.parts(m.store, ids, m.now)
         return [(s, float(lo), float(sh), int(m.store.tier[i])) for (s, i), lo, sh in zip(found, long, short)]
+
+    def take_trace(self, at_least: int = 0) -> list[dict]:
+        return take_events(self.memory_.trace, at_least)
 
     def totals(self) -> Totals:
         meter = self.agent_.llm.meter
