@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,20 @@ def cli(tmp_path):
                               text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
     return run
+
+
+@pytest.fixture(autouse=True, scope="session")
+def temporary_folders_under_pytest(tmp_path_factory):
+    """``mtsbench check`` and ``mtsbench.run`` without an output folder keep their outputs in
+    a new temporary folder for the user to look at; under the tests those go into pytest's
+    own (rotated) base folder, in this process and in every command it starts, rather than
+    piling up in the machine's temporary folder."""
+    folder = str(tmp_path_factory.mktemp("tmp"))
+    before = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = folder, folder
+    yield
+    if before[0] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before[0]
+    tempfile.tempdir = before[1]

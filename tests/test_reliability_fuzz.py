@@ -5,6 +5,8 @@ load or be refused with the loader's contract: a ``ScenarioError`` whose message
 line starting with the file's path. Anything else (another exception, a second line) is a
 failure. 700 structural + 300 textual mutants per run (about 10-20 s)."""
 
+import atexit
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -20,6 +22,7 @@ TEXTS = {p.stem: p.read_text(encoding="utf-8") for p in BUNDLED}
 PARSED = {name: yaml.safe_load(text) for name, text in TEXTS.items()}
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 WORK = Path(tempfile.mkdtemp(prefix="mtsbench-fuzz-"))     # one folder, each mutant overwrites its file
+atexit.register(shutil.rmtree, WORK, True)
 OUTCOMES = {"loaded": 0, "refused": 0}                      # counted for the issue's closing note
 
 ODD = st.one_of(
