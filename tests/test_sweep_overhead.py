@@ -223,6 +223,40 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     assert composed.hydra.job.num == 1 and composed.hydra.job.id == "mtsbench_1"
 
 
+def test_a_lanes_first_job_is_composed_by_the_sweeps_process_and_run_as_sent(monkeypatch):
+    """Each lane's first job comes composed (as its worker would compose it; None if it does
+    not compose: the worker fails it as before), and the worker runs that config."""
+    from types import SimpleNamespace
+
+    import hydra.core.utils
+    from hydra.core.singleton import Singleton
+    from hydra_plugins.mtsbench_launcher import progress_joblib
+    from omegaconf.basecontainer import BaseContainer
+
+    from mtsbench import sweep
+
+    def load_sweep_config(config, overrides):
+        if overrides == ["seed=bad"]:
+            raise ValueError("does not compose")
+        return OmegaConf.create({"hydra": {"job": {"name": "mtsbench"}}, "overrides": overrides})
+
+    launcher = SimpleNamespace(hydra_context=SimpleNamespace(config_loader=SimpleNamespace(
+        load_sweep_config=load_sweep_config)), config=None)
+    composed = progress_joblib.ProgressJoblibLauncher._composed(launcher, 3, ["seed=3"])
+    assert composed.overrides == ["seed=3"] and composed.hydra.job.num == 3 and composed.hydra.job.id == "mtsbench_3"
+    assert progress_joblib.ProgressJoblibLauncher._composed(launcher, 4, ["seed=bad"]) is None
+
+    ran = []
+    monkeypatch.setattr(hydra.core.utils, "run_job", lambda **kwargs: ran.append(kwargs["config"]) or SimpleNamespace())
+    monkeypatch.setattr(Singleton, "_instances", Singleton._instances)      # Hydra's state as it was, after
+    monkeypatch.setattr(BaseContainer, "_resolvers", BaseContainer._resolvers)
+    unused = SimpleNamespace(load_sweep_config=None)                         # composing again would fail
+    monkeypatch.setattr(sweep, "lane", {"hydra_context": SimpleNamespace(config_loader=unused), "config": None,
+                                        "task_function": None, "state": Singleton.get_state()})
+    progress_joblib._lane_job(3, ["seed=3"], composed)
+    assert ran == [composed]
+
+
 PARENT = """
 import sys
 from mtsbench.cli import main

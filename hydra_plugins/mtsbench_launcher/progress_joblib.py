@@ -21,6 +21,9 @@ not with every job: a job is its number and overrides (``_lane_job``), and the w
 Hydra state (its plugins discovered once) is kept from job to job. Each job still has Hydra
 compose its own config (its ``.hydra/`` as ever); the config files that composing reads are
 parsed once (``mtsbench.hydra_speedups.keep_files``), as each job of a sweep reads the same ones.
+A lane's first job is composed by ``mtsbench run`` itself (``_composed``), as the worker would,
+while the workers' server may still be importing: there composing is warm (files parsed,
+merges kept, which the lanes then get too), in a fresh worker it starts cold.
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from mtsbench import workers
 
         context = workers.context()
+        # each lane's first job composed here, while the workers' server may still be importing: a
+        # worker's first composition starts cold (nothing merged yet), this process's is warm
+        composed = {num: self._composed(num, o) for num, o in todo[:n_jobs]}
         start = workers.pickled(_start_lane, self.hydra_context, self.config, self.task_function,
                                 Singleton.get_state())
         lanes: list = [None] * n_jobs
@@ -86,7 +92,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
                             lanes[lane] = ProcessPoolExecutor(max_workers=1, context=context,
                                                               initializer=workers.call_pickled, initargs=(start,))
                         num, overrides = todo.pop(0)
-                        future = lanes[lane].submit(_lane_job, num, overrides)
+                        future = lanes[lane].submit(_lane_job, num, overrides, composed.pop(num, None))
                         running[future] = (lane, num, overrides)
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
@@ -110,18 +116,23 @@ class ProgressJoblibLauncher(JoblibLauncher):
             if executor is not None:
                 executor.shutdown(wait=True)
 
+    def _composed(self, num: int, overrides: list[str]):
+        """Job ``num``'s config as its worker would compose it (``_lane_job``); None if it does
+        not compose (its worker then fails as it did)."""
+        try:
+            return _compose(self.hydra_context.config_loader, self.config, num, overrides)
+        except Exception:  # noqa: BLE001 - the worker composes it again and fails the job as ever
+            return None
+
     def _job_dir(self, num: int, overrides: list[str]) -> Path:
         """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``);
         with the default subdir (the job's number) without composing the job's config."""
-        from omegaconf import OmegaConf, open_dict
+        from omegaconf import OmegaConf
 
         subdir = OmegaConf.to_container(self.config.hydra.sweep, resolve=False).get("subdir")
         if subdir == "${hydra.job.num}":
             return Path(str(self.config.hydra.sweep.dir)) / str(num)
-        cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
-        with open_dict(cfg):
-            cfg.hydra.job.id = f"{cfg.hydra.job.name}_{num}"
-            cfg.hydra.job.num = num
+        cfg = _compose(self.hydra_context.config_loader, self.config, num, overrides)
         return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
 
     def _worker_died(self, num: int, overrides: list[str], error: BaseException):
@@ -158,9 +169,10 @@ def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
                       state=singleton_state)
 
 
-def _lane_job(num: int, overrides: list[str]):
+def _lane_job(num: int, overrides: list[str], config=None):
     """Job ``num`` in this lane's worker: Hydra's joblib ``execute_job`` (the job's config
-    composed, its directory, ``.hydra/`` and logging set up, the task run) with what the
+    composed, unless ``mtsbench run`` sent it composed as ``config``; its directory,
+    ``.hydra/`` and logging set up, the task run) with what the
     lane keeps; Hydra's global state carries on from the lane's previous job (its plugins
     discovered once), the job's own config and runtime set anew, as each job does.
     (``execute_job`` also made the config Hydra's current one just before ``run_job`` does
@@ -171,20 +183,29 @@ def _lane_job(num: int, overrides: list[str]):
     failed job's exception), and pickling the configs back cost a quarter of a small job."""
     from hydra.core.singleton import Singleton
     from hydra.core.utils import run_job, setup_globals
-    from omegaconf import open_dict
 
     from mtsbench.sweep import lane
 
     setup_globals()
     Singleton.set_state(lane["state"])
-    config = lane["hydra_context"].config_loader.load_sweep_config(lane["config"], list(overrides))
-    with open_dict(config):
-        config.hydra.job.id = f"{config.hydra.job.name}_{num}"
-        config.hydra.job.num = num
+    if config is None:
+        config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
     ret = run_job(hydra_context=lane["hydra_context"], config=config, task_function=lane["task_function"],
                   job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     ret.cfg = ret.hydra_cfg = None
     return ret
+
+
+def _compose(loader, sweep_config, num: int, overrides: list[str]):
+    """Job ``num``'s config as Hydra's joblib launcher composes it (``execute_job``): the
+    sweep's config with the job's ``overrides``, its ``hydra.job.id`` and ``num`` set."""
+    from omegaconf import open_dict
+
+    config = loader.load_sweep_config(sweep_config, list(overrides))
+    with open_dict(config):
+        config.hydra.job.id = f"{config.hydra.job.name}_{num}"
+        config.hydra.job.num = num
+    return config
 
 
 def _lanes(n_jobs, total: int) -> int:
