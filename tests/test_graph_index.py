@@ -11,7 +11,8 @@ from mtsbench.mechanisms.decay import Exponential, NoDecay
 from mtsbench.memory.attention import DualAttention
 from mtsbench.memory.graph_index import SharedGraphIndex, unit
 from mtsbench.memory.index import ExactTier
-from mtsbench.memory.retrieval import TieredSearch, rank, top_per_row
+from mtsbench.memory.retrieval import TieredSearch
+from mtsbench.memory.topk import rank, top_per_row
 from mtsbench.memory.store import MemoryStore
 
 

@@ -11,7 +11,8 @@ from mtsbench.mechanisms.depth import Escalate, Fixed, Full, Linear
 from mtsbench.mechanisms.tiers import Capacity, Heat, Thresholds
 from mtsbench.memory.attention import DualAttention
 from mtsbench.memory.index import ExactTier, HnswTier, TierIndexes
-from mtsbench.memory.retrieval import TieredSearch, rank
+from mtsbench.memory.retrieval import TieredSearch
+from mtsbench.memory.topk import rank
 from mtsbench.memory.store import MemoryStore
 
 

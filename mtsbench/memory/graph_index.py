@@ -78,6 +78,7 @@ class Bitmap:
 
     def __init__(self):
         self.bits = np.zeros(64, dtype=np.uint8)
+        self.params_ = None           # (n, ef, bits, SearchParametersHNSW) of the last ``params``
 
     def _fit(self, top: int) -> None:
         if top >> 3 >= len(self.bits):
@@ -99,6 +100,16 @@ class Bitmap:
         """A faiss selector over the first n graph ids (valid while this bitmap is not grown)."""
         self._fit(max(n - 1, 0))
         return faiss.IDSelectorBitmap(n, faiss.swig_ptr(self.bits))
+
+    def params(self, n: int, ef: int):
+        """faiss search parameters: ``efSearch`` ef, this bitmap's first n graph ids selected.
+        The last ones are kept while n, ef and the bits' buffer stay the same (the selector
+        reads the bits as they are at search time); read-only for the caller."""
+        self._fit(max(n - 1, 0))
+        kept = self.params_
+        if kept is None or kept[0] != n or kept[1] != ef or kept[2] is not self.bits:
+            kept = self.params_ = (n, ef, self.bits, faiss.SearchParametersHNSW(sel=self.selector(n), efSearch=ef))
+        return kept[3]
 
 
 class InsertModel:
@@ -335,7 +346,7 @@ class SharedGraphIndex:
             return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0))
         g = self.graph_
         ef = walk_ef(self.ef, self.ef_per_k, k)
-        params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=ef)
+        params = bitmap.params(g.ntotal, ef)
         stats = faiss.cvar.hnsw_stats
         stats.reset()
         qs = unit(qs)
@@ -346,7 +357,7 @@ class SharedGraphIndex:
         self.query_cost_ += 0.05 * (stats.ndis / len(qs) - self.query_cost_)
         short = np.flatnonzero((gids < 0).any(axis=1))
         if len(short):      # the filter cut the walk short: once more, wider
-            params.efSearch = 4 * ef
+            params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=4 * ef)
             stats.reset()
             sims[short], gids[short] = g.search(qs[short], k, params=params)
             self.work_.distances += int(stats.ndis)
@@ -392,27 +403,33 @@ class SharedGraphIndex:
         return ids[0][keep], sims[0][keep], int(keep.sum())
 
     def query_all(self, qs: np.ndarray, k: int):
-        """Every tier at once for each row of ``qs``: the exact tiers in full and the k nearest
-        over all graph tiers in one graph query — or, once the graph holds every memory
-        (``_walk_everyone``), the k nearest of the whole store in one graph query. Returns
-        (ids, sims), both (len(qs), C), -1 / -inf padded, and the candidates scored per query."""
+        """Every tier at once for each row of ``qs``: each exact tier scanned in full (every
+        member scored) and its k most similar kept, and the k nearest over all graph tiers in
+        one graph query — or, once the graph holds every memory (``_walk_everyone``), the k
+        nearest of the whole store in one graph query. Returns (ids, sims), both (len(qs), C),
+        -1 / -inf padded, the candidates in tier order and, within an exact tier, in its row
+        order (so the k best of a row, ties broken by position, are those of the full scan),
+        and the candidates scored per query."""
         qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
         if self._walk_everyone():
             ids, sims = self._search_graph(qs, k, self.everyone_, sum(self.sizes()))
             return ids, sims, int((ids[0] >= 0).sum()) if len(ids) else 0
-        ids, sims = [], []
+        ids, sims, scored = [], [], 0
         for tier in range(self.n_tiers):
             t = self.tiers[tier]
             if isinstance(t, ExactTier) and t.size:
-                t_ids, t_sims, _ = self.query_many(tier, qs, k)
-                ids.append(np.broadcast_to(t_ids, t_sims.shape))
+                self.work_.distances += t.size * len(qs)
+                self.work_.queries += len(qs)
+                scored += t.size
+                t_ids, t_sims = t.nearest_in_order(qs, k)
+                ids.append(t_ids)
                 sims.append(t_sims)
         in_graph = sum(t.size for t in self.tiers if not isinstance(t, ExactTier))
         if in_graph:
             g_ids, g_sims = self._search_graph(qs, k, self.any_graph_, in_graph)
             ids.append(g_ids)
             sims.append(g_sims)
+            scored += int((g_ids[0] >= 0).sum()) if len(g_ids) else 0
         if not ids:
             return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0)), 0
-        ids, sims = np.concatenate(ids, axis=1), np.concatenate(sims, axis=1)
-        return ids, sims, int((ids[0] >= 0).sum())
+        return np.concatenate(ids, axis=1), np.concatenate(sims, axis=1), scored

@@ -28,9 +28,10 @@ from ..units import HOUR
 from .attention import DualAttention
 from .graph_index import SharedGraphIndex
 from .index import TierIndexes
-from .retrieval import Retrieval, SearchCost, TieredSearch, top_per_row
+from .retrieval import Retrieval, SearchCost, TieredSearch
 from .store import MemoryStore
 from .tiering import Tiering
+from .topk import top_per_row
 
 
 class Memory:
@@ -158,7 +159,7 @@ class Memory:
         if not len(targets):
             return targets
         uniq, total = self.attention.arouse(self.store, targets, amounts, self.now)
-        self.emit("aroused", ids=uniq.tolist(), amounts=[round(float(a), 4) for a in total])
+        self.emit("aroused", ids=uniq.tolist(), amounts=[round(a, 4) for a in total.tolist()])
         return uniq
 
     # -- writing -----------------------------------------------------------------------------

@@ -147,7 +147,7 @@ class Bm25:
         """(ids, dense, lexical, scored) of one tier: every member of an exact-scanned tier (BM25
         0 for those sharing no term), the n best BM25 matches of a graph tier; scored = the
         candidates + the postings read. ``dense`` is not computed (zeros)."""
-        from .retrieval import rank
+        from .topk import rank
 
         l_ids, l_sc, read = index.lexical(tier, terms)
         if index.tiers[tier].kind == "exact":
@@ -184,7 +184,7 @@ class Hybrid(Bm25):
         """The tier's dense candidates and its BM25 ones (see ``Bm25.candidates``), united;
         scored = dense scored + postings read + cosines computed for BM25-only candidates."""
         from .graph_index import unit
-        from .retrieval import rank
+        from .topk import rank
 
         d_ids, d_sims, d_scored = index.query(tier, q, n)
         l_ids, l_sc, read = index.lexical(tier, terms)

@@ -33,6 +33,7 @@ from ..mechanisms.depth import DepthPolicy
 from .attention import DualAttention
 from .index import TierIndexes
 from .store import MemoryStore
+from .topk import kth_largest, rank
 
 
 @dataclass
@@ -66,46 +67,6 @@ class Retrieval:
     def __post_init__(self):
         if self.ranked is None:
             self.ranked, self.ranked_scores = self.ids, self.scores
-
-
-def rank(scores: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the k best scores, best first, ties broken by position (stable).
-
-    >>> rank(np.array([0.1, 0.9, 0.5, 0.9]), 3).tolist()
-    [1, 3, 2]
-    """
-    k = min(k, len(scores))
-    if k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    neg = -np.asarray(scores)
-    if 8 * k >= len(neg):
-        return np.argsort(neg, kind="stable")[:k]
-    # O(n): every position at least as good as the k-th best, then a stable sort of those few;
-    # the same positions in the same order as the full stable sort's first k
-    candidates = np.flatnonzero(neg <= np.partition(neg, k - 1)[k - 1])
-    return candidates[np.argsort(neg[candidates], kind="stable")[:k]]
-
-
-def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
-    """Per row of ``scores`` (2-D), the positions of its k best, best first, ties broken by
-    position: row by row the same as ``rank``, for all rows at once (O(rows * columns)).
-
-    >>> top_per_row(np.array([[0.1, 0.9, 0.5, 0.9], [0.3, 0.2, 0.3, 0.0]]), 2).tolist()
-    [[1, 3], [0, 2]]
-    """
-    rows_n, cols_n = scores.shape
-    k = min(k, cols_n)
-    if k <= 0:
-        return np.zeros((rows_n, 0), dtype=np.int64)
-    neg = -np.asarray(scores, dtype=float)
-    if 8 * k >= cols_n:
-        return np.argsort(neg, axis=1, kind="stable")[:, :k]
-    kth = np.partition(neg, k - 1, axis=1)[:, k - 1:k]
-    rows, cols = np.nonzero(neg <= kth)          # at least k per row
-    order = np.lexsort((cols, neg[rows, cols], rows))
-    rows, cols = rows[order], cols[order]
-    within = np.arange(len(rows)) - np.searchsorted(rows, np.arange(rows_n))[rows]
-    return cols[within < k].reshape(rows_n, k)
 
 
 class TieredSearch:
@@ -157,7 +118,7 @@ class TieredSearch:
         """
         lo = self.relevance_weight * relevance
         hi = lo + self.attention_weight * attention.cap / 10.0
-        threshold = -np.partition(-lo, top - 1)[top - 1] if len(lo) > top else -np.inf
+        threshold = kth_largest(lo, top) if len(lo) > top else -np.inf
         need = np.flatnonzero(hi >= threshold)
         att = np.full(len(ids), np.nan)
         att[need] = attention.total(store, ids[need], now)
