@@ -293,10 +293,6 @@ COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenar
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``mtsbench`` command (``argv``: its arguments; None: ``sys.argv``). Its exit code;
-    ``mtsbench run`` as the command itself (``argv`` None) ends its process then (``exit_now``)."""
-    if argv is None and sys.argv[1:2] == ["run"]:
-        return exit_now(run_main(sys.argv[2:]))
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
@@ -316,28 +312,6 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"unknown command '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "") +
                      " (see mtsbench --help)")
     return COMMANDS[name](rest)
-
-
-def exit_now(code: int) -> int:
-    """End the process with ``code`` once what an exit runs has run (the ``atexit`` handlers:
-    logging's flush, finalizers, ...), without Python's teardown of every object and module
-    left (0.1 s after a sweep, its configs and Hydra loaded). Everything ``mtsbench run``
-    writes is closed by then. Returns ``code`` instead, for Python's own exit, while a
-    non-daemon thread runs (Python waits for it) or if the standard streams cannot be
-    flushed (Python reports it). Relies on ``atexit._run_exitfuncs`` (CPython)."""
-    import atexit
-    import os
-    import threading
-
-    if any(not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-        return code
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return code
-    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -348,28 +348,3 @@ def test_a_run_of_one_scenario_is_aggregated_once_and_as_before(cli, tmp_path, m
     assert {k: overall[k] for k in scenario if k not in ("processes", "llm")} == \
         {k: v for k, v in scenario.items() if k not in ("processes", "llm")}
     assert once["cost"]["overall"] == once["cost"]["scenarios"]["milk_allergy"]
-
-
-EXIT_NOW = """
-import atexit, sys, threading
-from mtsbench.cli import exit_now
-atexit.register(lambda: print("atexit ran", flush=True))
-if sys.argv[1] == "thread":
-    stop = threading.Event()
-    threading.Thread(target=stop.wait, args=(5,)).start()
-    threading.Timer(0.5, stop.set).start()
-code = exit_now(3)
-print("returned", code)
-sys.exit(code)
-"""
-
-
-@pytest.mark.parametrize("case, printed", [("plain", "atexit ran\n"), ("thread", "returned 3\natexit ran\n")])
-def test_mtsbench_run_ends_its_process_once_its_exit_handlers_ran(tmp_path, case, printed):
-    """``cli.exit_now``: the atexit handlers run, the exit code kept; with a non-daemon thread
-    still running, Python's own exit instead (it waits for the thread)."""
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, "-c", EXIT_NOW, case], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout) == (3, printed), done.stderr
