@@ -1,6 +1,7 @@
 """Exact top-k with ties broken by position (``mtsbench.memory.topk``): the block-maxima
 bound must never change a selection — each function against a full stable sort, on rows
-long enough for the bound to be used, with ties, -inf, NaN and float32."""
+long enough for the bound to be used, with ties, -inf, NaN and float32; and the tier
+of an attention among cut-offs, against counting them."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -67,3 +68,14 @@ def test_an_exact_tiers_nearest_are_the_full_scans_best_in_row_order(n, k, seed)
         full = (vectors @ q).astype(float)
         best = sorted(stable_top(full, k))
         assert row_ids.tolist() == [100 + i for i in best] and row_sims.tolist() == full[best].tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(attention=st.lists(st.sampled_from([-np.inf, 0.0, 0.5, 1.99, 2.0, 2.01, 5.0, 9.0, np.inf, np.nan]), max_size=20),
+       cutoffs=st.lists(st.sampled_from([-np.inf, 0.5, 2.0, 5.0, np.inf, np.nan]), max_size=4))
+def test_tiers_by_cutoffs_counts_the_cutoffs_strictly_above(attention, cutoffs):
+    from mtsbench.mechanisms.tiers import tiers_by_cutoffs
+
+    a, c = np.array(attention, dtype=float), np.array(cutoffs, dtype=float)
+    expected = [sum(x < y for y in cutoffs) for x in attention]        # NaN compares False
+    assert tiers_by_cutoffs(a, c).tolist() == expected

@@ -52,12 +52,15 @@ class Flat:
 
 
 def tiers_by_cutoffs(attention: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
-    """Tier = number of cutoffs (descending) strictly above the attention.
+    """Tier = number of cutoffs (descending) strictly above the attention (NaN: tier 0),
+    by a binary search of the sorted cutoffs.
 
-    >>> tiers_by_cutoffs(np.array([7.0, 4.0, 2.0, 0.1]), np.array([5.0, 2.0, 0.5])).tolist()
-    [0, 1, 1, 3]
+    >>> tiers_by_cutoffs(np.array([7.0, 4.0, 2.0, 0.1, np.nan]), np.array([5.0, 2.0, 0.5])).tolist()
+    [0, 1, 1, 3, 0]
     """
-    return (np.asarray(attention)[:, None] < np.asarray(cutoffs)[None, :]).sum(axis=1).astype(np.int8)
+    cutoffs = np.asarray(cutoffs, dtype=float)
+    ascending = np.sort(cutoffs[~np.isnan(cutoffs)])      # a NaN cut-off is above nothing
+    return (len(ascending) - np.searchsorted(ascending, attention, side="right")).astype(np.int8)
 
 
 class Thresholds:
