@@ -78,7 +78,7 @@ class Bitmap:
 
     def __init__(self):
         self.bits = np.zeros(64, dtype=np.uint8)
-        self.params_ = None           # (n, ef, bits, SearchParametersHNSW) of the last ``params``
+        self.params_ = None           # (ef, bits, SearchParametersHNSW) of the last ``params``
 
     def _fit(self, top: int) -> None:
         if top >> 3 >= len(self.bits):
@@ -102,14 +102,16 @@ class Bitmap:
         return faiss.IDSelectorBitmap(n, faiss.swig_ptr(self.bits))
 
     def params(self, n: int, ef: int):
-        """faiss search parameters: ``efSearch`` ef, this bitmap's first n graph ids selected.
-        The last ones are kept while n, ef and the bits' buffer stay the same (the selector
+        """faiss search parameters for a graph of n ids: ``efSearch`` ef, this bitmap's members
+        selected. The selector spans the whole buffer (a bit past the graph's ids is never
+        set), so the parameters are kept while ef and the buffer stay the same (the selector
         reads the bits as they are at search time); read-only for the caller."""
         self._fit(max(n - 1, 0))
         kept = self.params_
-        if kept is None or kept[0] != n or kept[1] != ef or kept[2] is not self.bits:
-            kept = self.params_ = (n, ef, self.bits, faiss.SearchParametersHNSW(sel=self.selector(n), efSearch=ef))
-        return kept[3]
+        if kept is None or kept[0] != ef or kept[1] is not self.bits:
+            sel = self.selector(8 * len(self.bits))
+            kept = self.params_ = (ef, self.bits, faiss.SearchParametersHNSW(sel=sel, efSearch=ef))
+        return kept[2]
 
 
 class InsertModel:
