@@ -85,17 +85,16 @@ def trace_table(events: list[dict], scenario: str | None = None) -> pa.Table:
     [{'scenario': 's', 't': 1.0, 'event': 'created', 'fields': '{"id":3,"steps":["a"]}'}]
     """
     columns: dict[str, list] = {"scenario": [], "t": [], "event": [], "fields": []}
-    default = scenario
     for e in events:
         rest = dict(e)
-        scenario, t, event = rest.pop("scenario", default), rest.pop("t", None), rest.pop("event", None)
-        if scenario is not None and not isinstance(scenario, str):
-            rest["scenario"], scenario = scenario, None
+        sid, t, event = rest.pop("scenario", scenario), rest.pop("t", None), rest.pop("event", None)
+        if sid is not None and not isinstance(sid, str):
+            rest["scenario"], sid = sid, None
         if event is not None and not isinstance(event, str):
             rest["event"], event = event, None
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
             rest["t"], t = t, None
-        columns["scenario"].append(scenario)
+        columns["scenario"].append(sid)
         columns["t"].append(None if t is None else float(t))
         columns["event"].append(event)
         columns["fields"].append(json.dumps(rest, ensure_ascii=False, separators=(",", ":"), default=results._json))

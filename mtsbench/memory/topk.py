@@ -57,15 +57,18 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, len(scores))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    neg = -np.asarray(scores)
-    if 8 * k >= len(neg):
-        return np.argsort(neg, kind="stable")[:k]
+    scores = np.asarray(scores)
+    if 8 * k >= len(scores):
+        return np.argsort(-scores, kind="stable")[:k]
     # O(n): every position at least as good as the k-th best (or its lower bound), then a
     # stable sort of those few; the same positions in the same order as the full stable sort's first k
-    bound = lower_bounds(np.asarray(scores)[None, :], k)
-    candidates = np.flatnonzero(neg <= np.partition(neg, k - 1)[k - 1]) if bound is None else \
-        np.flatnonzero(scores >= bound[0])
-    return candidates[np.argsort(neg[candidates], kind="stable")[:k]]
+    bound = lower_bounds(scores[None, :], k)
+    if bound is None:
+        neg = -scores
+        candidates = np.flatnonzero(neg <= np.partition(neg, k - 1)[k - 1])
+    else:
+        candidates = np.flatnonzero(scores >= bound[0])
+    return candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
 
 
 def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
