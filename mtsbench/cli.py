@@ -69,16 +69,19 @@ def _run_main(argv: list[str]) -> int:
         sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
         from .hydra_app import config_loader
 
+        from .hydra_speedups import keep_files
+
         with searching(dirs):
             loader = config_loader()          # the loader Hydra runs with: a single run composes once
-        if "-m" in argv or "--multirun" in argv:
-            from .hydra_speedups import keep_files
-
-            keep_files(loader)                # a sweep's compositions parse each config file once
+        flagged = "-m" in argv or "--multirun" in argv
+        if flagged:
+            keep_files(loader)                # a sweep's compositions (its check's too) parse each config file once
         cfg = check_run(argv, loader)
         if cfg is not None:
             sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
-            multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
+            multirun = flagged or "MULTIRUN" in str(cfg.hydra.mode)
+            if multirun:
+                keep_files(loader)            # also a sweep its config sets (hydra.mode: MULTIRUN)
             writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
@@ -92,8 +95,7 @@ def _run_main(argv: list[str]) -> int:
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
                 app()
             else:
-                launch([a for a in args if a not in ("-m", "--multirun")], "-m" in args or "--multirun" in args,
-                       loader, cfg)
+                launch([a for a in args if a not in ("-m", "--multirun")], flagged, loader, cfg)
     except SystemExit as e:
         return int(e.code or 0)
     except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
