@@ -17,10 +17,7 @@ _FROM = {"catalog": ("bundled_dir", "describe", "resolve"), "loader": ("Scenario
          "times": ("format_at", "parse_at", "parse_duration")}
 _MODULE = {name: module for module, names in _FROM.items() for name in names}
 
-__all__ = ["STEP_KINDS", "BeliefCheck", "ConjectureCheck", "EventCountCheck", "EventExpect", "EventHint", "EventTag",
-           "Expect", "Fact", "FactHint", "Hints", "Impression", "InferHint", "Range", "Scenario", "ScenarioError", "Step", "StepAttentionCheck",
-           "TierCheck", "bundled_dir", "describe", "format_at", "load_scenario", "parse_at", "parse_duration",
-           "resolve"]
+__all__ = sorted(_MODULE)
 
 
 def __getattr__(name: str):
