@@ -137,6 +137,7 @@ RULES: dict[str, str] = {
     "evaluation.recall_at_tokens": "list of integers >= 1",
     "evaluation.rank_to": "integer >= 0",     # 0: as deep as the largest recall_at
     "evaluation.abstain_threshold": "number",  # on the system's own score scale (evidence.py)
+    "evaluation.earned_share": SHARE,        # evidence credit a memory's text earns (credit.py)
     # the agent's schedule and the probes
     "agent.rebalance_every": "integer >= 1",
     "agent.incremental_rebalance": "boolean",

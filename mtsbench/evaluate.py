@@ -9,15 +9,17 @@ reported as ``unsupported`` (``passed`` empty), never as a failure.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
+import zlib
 
 import pandas as pd
 
 from . import evidence
 from .answer import COLUMNS as ANSWER_COLUMNS
 from .results import COST_COLUMNS, STEP_RECORDS
-from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario, StepAttentionCheck,
+from .scenario.model import (OBSERVED_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario, StepAttentionCheck,
                              TierCheck)
 
 COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
@@ -61,16 +63,20 @@ def observation_rows(rec, step) -> list[dict]:
     return [_row(rec, "attention", want.contains(score), value, describe_range(want))]
 
 
-def _provenance(rec) -> list[tuple[str, ...]]:
-    ranked = rec.ranked_provenance
-    return [] if ranked is None else [tuple(p) for p in ranked]
+def _provenance(rec, column: str = "ranked_provenance") -> list[tuple[str, ...]] | None:
+    ranked = getattr(rec, column, None)
+    return None if ranked is None or (not hasattr(ranked, "__len__") and pd.isna(ranked)) \
+        else [tuple(p) for p in ranked]
 
 
-def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...] = ()) -> list[dict]:
-    """A probe row (with evidence recall at ``depths``, see ``mtsbench.evidence``) plus its
-    ``recall`` and ``absent`` rows, judged on the first k memories the probe used."""
+def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...] = (),
+               pool: tuple[str, ...] = ()) -> list[dict]:
+    """A probe row (with evidence recall at ``depths``, see ``mtsbench.evidence``: earned
+    credit, provenance-only and the chance baseline over ``pool``, the steps observed before
+    it) plus its ``recall`` and ``absent`` rows, judged by provenance on the first k
+    memories the probe used (a scenario's own expectations name the memories' sources)."""
     k = step.expect.k
-    provenance = _provenance(rec)
+    provenance = _provenance(rec) or []
     used = len(provenance) if pd.isna(rec.used) else int(rec.used)
     top = provenance[: min(k, used)]
     out: list[dict] = []
@@ -94,7 +100,9 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
                 recall=None if recall is None else round(recall, 4), hit=hit)
     tokens = [] if rec.ranked_tokens is None else [int(t) for t in rec.ranked_tokens]
     scores = [] if rec.ranked_scores is None else [float(x) for x in rec.ranked_scores][: min(k, used)]
-    head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets, used_scores=scores))
+    head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets, used_scores=scores,
+                                      earned=_provenance(rec, "ranked_earned"), pool=pool,
+                                      seed=zlib.crc32(f"{rec.scenario}\0{step.id}".encode())))
     for column in ANSWER_COLUMNS:          # mtsbench.answer: set when the run scored the probe's answer
         value = getattr(rec, column, None)
         if value is not None and not pd.isna(value):
@@ -174,12 +182,16 @@ def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, 
     """The metric rows of one scenario's records, in record order."""
     rows: list[dict] = []
     steps = scenario.steps
+    observed = [s for s in steps if s.kind in OBSERVED_KINDS]
+    at = [s.index for s in observed]
     for rec in records.itertuples(index=False):
         step = steps[int(rec.index)]
         if rec.record == "observe":
             rows += observation_rows(rec, step)
         elif rec.record == "probe":
-            rows += probe_rows(rec, step, depths, budgets)
+            before = bisect.bisect_left(at, step.index)
+            pool = tuple(s.id for s in observed[:before]) if step.expect.recall else ()
+            rows += probe_rows(rec, step, depths, budgets, pool)
         elif rec.record == "check":
             name, passed, value, expected = judge_check(step.checks[int(rec.check_no)], _value(rec))
             rows.append(_row(rec, name, passed, value, expected))

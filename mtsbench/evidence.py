@@ -4,7 +4,19 @@ For a probe with evidence steps E (its ``recall``) and ranking r_1, r_2, ... (it
 ranked ``max(k, max depth)`` deep over the memories that search scored; only its own top
 k are recalled, so the depths change no memory dynamics)::
 
-    recall@d = |{e in E : e in provenance(r_i) for some i <= d}| / |E|
+    recall@d      = |{e in E : e in earned(r_i) for some i <= d}| / |E|
+    prov_recall@d = |{e in E : e in provenance(r_i) for some i <= d}| / |E|
+
+``earned(r)`` is the part of r's provenance that r's text carries (``mtsbench.credit``:
+at least ``evaluation.earned_share`` of the step's content words); ``recall@d`` is the
+headline, ``prov_recall@d`` the provenance-only figure reported before (a summary that
+keeps a few words of each turn was credited with every turn). A system that cannot show
+its memories' texts (no ``context_texts``) has no earned figure.
+
+**Chance baseline** (``chance_recall@d``, ``chance_recall@Bt``): the same ranking, earned
+credit, scored against |E| steps drawn at random from the steps observed before the probe
+(mean of ``CHANCE_DRAWS`` seeded draws): what coverage alone buys. A ranking that lists
+many distinct turns finds random evidence too.
 
 and, with sessions S_1..S_m (``recall_sessions``), ``session_recall@d`` = the share of
 sessions with at least one step found among the top d. A ranking shorter than d (the
@@ -14,7 +26,7 @@ search scored fewer memories) simply finds nothing below its end.
 default 256, 512, 1024, 2048) compares systems at equal context instead of equal k: walk
 the ranking best first, adding each memory's text length in tokens, and keep the memories
 while the running total stays within B (the first memory that would overflow ends the
-walk); recall@Bt is the share of evidence steps some kept memory names. At equal k a
+walk); recall@Bt is the share of evidence steps some kept memory earns. At equal k a
 summary that stands for 8 turns counts up to 8 hits for one slot; at equal budget it pays
 for its length. The ranking is saved ``evaluation.rank_to`` deep (default 100; at least
 the largest depth); a budget larger than that ranking holds is counted on what it holds.
@@ -76,8 +88,11 @@ def rank_depth_of(config) -> int:
 
 def columns(depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> list[str]:
     """The metrics.csv columns this module fills on probe rows."""
+    cut = [*(f"recall@{d}" for d in depths), *(f"recall@{b}t" for b in budgets)]
     return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
-            *(f"recall@{b}t" for b in budgets), *(["abstain_score"] if depths else [])]
+            *(f"recall@{b}t" for b in budgets), *(f"prov_{c}" for c in cut),
+            *(f"prov_session_recall@{d}" for d in depths), *(f"chance_{c}" for c in cut),
+            *(["abstain_score"] if depths else [])]
 
 
 def within_budget(tokens: list[int], budget: int) -> int:
@@ -117,24 +132,66 @@ def first_ranks(provenance: list[tuple[str, ...]], steps: tuple[str, ...]) -> di
     return out
 
 
-def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...], tokens: list[int] = (),
-                 budgets: tuple[int, ...] = (), used_scores: list[float] = ()) -> dict:
-    """The evidence columns of one probe row, from its ranking's provenance and token
-    lengths (best first); ``used_scores``: the scores of the memories it used (its top k),
-    whose best is an abstaining probe's ``abstain_score``."""
-    out: dict = {"category": step.category, "abstain": True if step.abstain else None}
-    ranks = first_ranks(provenance, step.expect.recall)
+CHANCE_DRAWS = 32
+
+
+def chance_recall(ranked: list[tuple[str, ...]], pool: tuple[str, ...], n: int, cutoffs: list[int],
+                  seed: int) -> list[float | None]:
+    """What the same ranking recalls of evidence drawn at random: the mean, over
+    ``CHANCE_DRAWS`` draws of min(n, |pool|) distinct steps of ``pool`` (the steps observed
+    before the probe), of the share whose first rank is within each cut-off (the number of
+    memories kept: a depth, or what fits a budget). Seeded by ``seed``: same inputs, same value.
+
+    >>> chance_recall([("a",), ("b",)], ("a", "b", "c", "d"), 4, [1, 2, 4], seed=0)
+    [0.25, 0.5, 0.5]
+    >>> chance_recall([("a",)], (), 2, [5], seed=0)
+    [None]
+    """
+    if not pool or n <= 0:
+        return [None for _ in cutoffs]
+    first = first_ranks(ranked, pool)
+    ranks = np.array([np.inf if first[s] is None else first[s] for s in pool], dtype=float)
+    draws = np.argsort(np.random.default_rng(seed).random((CHANCE_DRAWS, len(pool))), axis=1)[:, :min(n, len(pool))]
+    got = ranks[draws]
+    return [float(np.mean(got <= c)) for c in cutoffs]
+
+
+def _recall_fields(step, ranked: list[tuple[str, ...]] | None, depths, kept: list[int], budgets,
+                   prefix: str) -> dict:
+    """recall@d, session_recall@d and recall@Bt of one crediting of the ranking (None: unknown)."""
+    ranks = None if ranked is None else first_ranks(ranked, step.expect.recall)
     sessions = step.expect.recall_sessions
     session_ranks = []
-    if sessions:
-        every = first_ranks(provenance, tuple(s for _, group in sessions for s in group))
+    if sessions and ranked is not None:
+        every = first_ranks(ranked, tuple(s for _, group in sessions for s in group))
         session_ranks = [min((every[s] for s in group if every[s] is not None), default=None) for _, group in sessions]
+    out: dict = {}
     for d in depths:
-        out[f"recall@{d}"] = round(recall_at(list(ranks.values()), d), 4) if ranks else None
-        out[f"session_recall@{d}"] = round(recall_at(session_ranks, d), 4) if session_ranks else None
-    for b in budgets:
-        out[f"recall@{b}t"] = round(recall_at(list(ranks.values()), within_budget(list(tokens), b)), 4) \
-            if ranks else None
+        out[f"{prefix}recall@{d}"] = round(recall_at(list(ranks.values()), d), 4) if ranks else None
+        out[f"{prefix}session_recall@{d}"] = round(recall_at(session_ranks, d), 4) if session_ranks else None
+    for b, n in zip(budgets, kept):
+        out[f"{prefix}recall@{b}t"] = round(recall_at(list(ranks.values()), n), 4) if ranks else None
+    return out
+
+
+def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...], tokens: list[int] = (),
+                 budgets: tuple[int, ...] = (), used_scores: list[float] = (),
+                 earned: list[tuple[str, ...]] | None = None, pool: tuple[str, ...] = (), seed: int = 0) -> dict:
+    """The evidence columns of one probe row, from its ranking's provenance, earned steps
+    (``mtsbench.credit``; None: the system showed no texts, so the earned columns are
+    empty) and token lengths (best first); ``used_scores``: the scores of the memories it
+    used (its top k), whose best is an abstaining probe's ``abstain_score``; ``pool`` and
+    ``seed``: the steps and seed of the chance baseline (``chance_recall``, on earned credit)."""
+    out: dict = {"category": step.category, "abstain": True if step.abstain else None}
+    kept = [within_budget(list(tokens), b) for b in budgets]
+    out.update(_recall_fields(step, earned, depths, kept, budgets, ""))
+    prov = _recall_fields(step, provenance, depths, kept, budgets, "prov_")
+    out.update(prov)
+    cuts = [*depths, *kept]
+    names = [*(f"chance_recall@{d}" for d in depths), *(f"chance_recall@{b}t" for b in budgets)]
+    chance = chance_recall(earned, pool, len(step.expect.recall), cuts, seed) \
+        if earned is not None and step.expect.recall else [None] * len(cuts)
+    out.update({name: None if c is None else round(c, 4) for name, c in zip(names, chance)})
     if depths:
         out["abstain_score"] = round(float(max(used_scores)), 6) if step.abstain and len(used_scores) else None
     return out
@@ -165,16 +222,17 @@ def false_recall(probes: pd.DataFrame, threshold: float = ABSTAIN_THRESHOLD) -> 
 
 def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = (),
            threshold: float = ABSTAIN_THRESHOLD) -> dict:
-    has = pd.to_numeric(probes[f"recall@{depths[0]}"], errors="coerce").notna()
+    first = f"prov_recall@{depths[0]}" if f"prov_recall@{depths[0]}" in probes else f"recall@{depths[0]}"
+    has = pd.to_numeric(probes[first], errors="coerce").notna()
     abstain = probes["abstain"].astype("boolean").fillna(False)
     out = {"probes": int(len(probes)), "with_evidence": int(has.sum()), "abstain": int(abstain.sum()),
            "false_recall": false_recall(probes, threshold), "scored": _mean(probes["scored"])}
-    for d in depths:
-        out[f"recall@{d}"] = _mean(probes[f"recall@{d}"])
-    for d in depths:
-        out[f"session_recall@{d}"] = _mean(probes[f"session_recall@{d}"])
-    for b in budgets:
-        out[f"recall@{b}t"] = _mean(probes[f"recall@{b}t"])
+    names = [*(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
+             *(f"recall@{b}t" for b in budgets)]
+    cut = [*(f"recall@{d}" for d in depths), *(f"recall@{b}t" for b in budgets)]
+    for c in [*names, *(f"prov_{c}" for c in cut), *(f"prov_session_recall@{d}" for d in depths),
+              *(f"chance_{c}" for c in cut)]:
+        out[c] = _mean(probes[c]) if c in probes else None
     return out
 
 
@@ -204,49 +262,68 @@ def false_recall_line(evidence: dict) -> str | None:
             f"(share whose top k holds a memory scoring >= {evidence['abstain_threshold']:g})")
 
 
-def table_rows(evidence: dict) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (each category, then ``all``) of the evidence recall table."""
+def table_rows(evidence: dict, prefix: str = "") -> tuple[list[str], list[list[str]]]:
+    """Header and rows (each category, then ``all``) of the evidence recall table: earned
+    credit (``prefix`` ""), provenance-only (``prov_``) or the chance baseline (``chance_``)."""
     depths, budgets = evidence["depths"], evidence.get("budgets", [])
-    sessions = any(evidence.get(f"session_recall@{d}") is not None for d in depths)
+    sessions = prefix != "chance_" and any(evidence.get(f"{prefix}session_recall@{d}") is not None for d in depths)
     head = ["category", "probes", "evidence", "abstain", *(f"R@{d}" for d in depths),
             *(f"sR@{d}" for d in depths if sessions), *(f"R@{b}t" for b in budgets), "scored"]
 
     def row(name, block):
         cells = [name, block["probes"], block["with_evidence"], block["abstain"],
-                 *(block[f"recall@{d}"] for d in depths),
-                 *(block[f"session_recall@{d}"] for d in depths if sessions),
-                 *(block[f"recall@{b}t"] for b in budgets), block["scored"]]
+                 *(block.get(f"{prefix}recall@{d}") for d in depths),
+                 *(block.get(f"{prefix}session_recall@{d}") for d in depths if sessions),
+                 *(block.get(f"{prefix}recall@{b}t") for b in budgets), block["scored"]]
         return ["-" if c is None else f"{c:.3f}" if isinstance(c, float) else str(c) for c in cells]
 
     rows = [row(c, b) for c, b in evidence["by_category"].items()] + [row("all", evidence)]
     return head, rows
 
 
+def _all_line(evidence: dict, prefix: str) -> str:
+    depths, budgets = evidence["depths"], evidence.get("budgets", [])
+    cells = [(f"R@{d}", evidence.get(f"{prefix}recall@{d}")) for d in depths] + \
+        [(f"R@{b}t", evidence.get(f"{prefix}recall@{b}t")) for b in budgets]
+    return "  ".join(f"{n} {'-' if v is None else f'{v:.3f}'}" for n, v in cells)
+
+
 def console(evidence: dict | None) -> str:
-    """Evidence recall@k per category and memories scored per probe, aligned for a terminal."""
+    """Evidence recall@k per category (earned credit) and memories scored per probe, aligned
+    for a terminal, with the chance baseline and the provenance-only figures of all probes."""
     if not evidence or not evidence["probes"]:
         return ""
     head, rows = table_rows(evidence)
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in [head, *rows]]
-    note = ("evidence recall@k (R@k: share of evidence steps in the top k; sR@k: of evidence sessions; R@Bt: "
-            "within a context of B tokens) and memories scored per probe:")
+    note = ("evidence recall@k, earned credit (R@k: share of evidence steps whose content a memory in the top k "
+            "carries; sR@k: of evidence sessions; R@Bt: within a context of B tokens) and memories scored per probe:")
     extra = false_recall_line(evidence)
-    return "\n".join([*([extra] if extra else []), note, *lines])
+    tail = [f"chance (same rankings, random evidence):  {_all_line(evidence, 'chance_')}",
+            f"provenance-only credit (older figures):   {_all_line(evidence, 'prov_')}"]
+    return "\n".join([*([extra] if extra else []), note, *lines, *tail])
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in rows)]
 
 
 def markdown(evidence: dict | None) -> list[str]:
     """The report.md section (empty without probes)."""
     if not evidence or not evidence["probes"]:
         return []
-    head, rows = table_rows(evidence)
     lines = ["## Evidence recall", "",
              "Share of each probe's evidence steps found in the top k of its ranking (`R@k`; `sR@k` for "
              "evidence sessions; `R@Bt` within a context budget of B tokens, the fair view when memories "
              "differ in size), mean over probes with evidence; `scored` = memories scored per probe; "
-             "abstaining probes count in `probes` and `scored` only.", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+             "abstaining probes count in `probes` and `scored` only. A memory counts for an evidence step "
+             "only if its provenance names the step and its text holds at least `evaluation.earned_share` "
+             "(default 0.5) of the step's content words (earned credit, `mtsbench.credit`).", "", *_md_table(*table_rows(evidence)), "",
+             "**Chance baseline** — the same rankings scored against evidence steps drawn at random from the "
+             "steps observed before each probe (what coverage alone buys):", "",
+             *_md_table(*table_rows(evidence, "chance_")), "",
+             "**Provenance-only credit** (any memory whose provenance names the step; the figure reported "
+             "before earned credit, kept for comparison):", "", *_md_table(*table_rows(evidence, "prov_"))]
     extra = false_recall_line(evidence)
     return lines + ([""] + [extra[0].upper() + extra[1:] + "."] if extra else []) + [""]

@@ -37,6 +37,7 @@ from .config import ConfigError, scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
 from .answer import Answering, answer_step
+from .credit import EARNED_SHARE, EvidenceCredit
 from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
@@ -122,6 +123,9 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     rec = Recorder(scenario.id)
     answering = Answering.from_config(OmegaConf.select(cfg, "answer"))
     timeline = Timeline(scenario)
+    credit = EvidenceCredit({s.id: s.text for s in scenario.steps if s.kind in OBSERVED_KINDS},
+                            float(OmegaConf.select(cfg, "evaluation.earned_share", default=EARNED_SHARE)))
+    texts_of = getattr(system, "context_texts", None)
     take_trace = getattr(system, "take_trace", None) if sink is not None else None
     waiting: dict[str, tuple] = {}                  # step id -> (step, outcome) of an event expectation
     counting: list[tuple[object, object, set[str]]] = []   # event_count checks waiting for earlier summaries
@@ -146,6 +150,8 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     for step in scenario.steps:
         outcome = drive(system, step, depth)
         if step.kind == "probe":
+            if texts_of is not None and outcome.ranking is not None:
+                outcome.ranking.earned = credit.ranking(texts_of(outcome.ranking.ids), outcome.ranking.provenance)
             answer_step(system, step, outcome, answering, scenario.language)
         rec.step(step, outcome)
         query = workload.reply(step, outcome)

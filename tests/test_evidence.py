@@ -31,7 +31,7 @@ def test_probe_fields_by_hand():
     provenance = [("a",), ("b", "c")] + [(f"x{i}",) for i in range(20)] + [("d",)]
     step = probe(recall=("a", "d", "e", "c"), sessions=(("s1", ("e", "d")), ("s2", ("c",)), ("s3", ("zz",))),
                  category="multi-hop")
-    got = evidence.probe_fields(step, provenance, DEPTHS)
+    got = evidence.probe_fields(step, provenance, DEPTHS, earned=provenance)
     # evidence ranks 1, 23, -, 2: @5 and @10 find a and c (2/4), @25 and @50 also d (3/4)
     assert [got[f"recall@{d}"] for d in DEPTHS] == [0.5, 0.5, 0.75, 0.75]
     # session ranks: s1 -> 23 (d), s2 -> 2, s3 -> never
@@ -41,7 +41,7 @@ def test_probe_fields_by_hand():
 
 def test_abstaining_probe_and_probe_without_evidence_have_no_recall():
     for step in (probe(category="adversarial", abstain=True), probe()):
-        got = evidence.probe_fields(step, [("a",)], DEPTHS)
+        got = evidence.probe_fields(step, [("a",)], DEPTHS, earned=[("a",)])
         assert all(got[f"recall@{d}"] is None and got[f"session_recall@{d}"] is None for d in DEPTHS)
     assert evidence.probe_fields(probe(abstain=True), [], DEPTHS)["abstain"] is True
 
@@ -62,7 +62,7 @@ def test_summary_per_category_by_hand():
     assert (adversarial["abstain"], adversarial["with_evidence"], adversarial["recall@5"]) == (1, 0, None)
     assert list(out["by_category"]) == ["adversarial", "multi-hop", "single-hop"]
     text = evidence.console(out)
-    assert "single-hop" in text and text.splitlines()[-1].split()[:4] == ["all", "5", "3", "1"]
+    assert "single-hop" in text and text.splitlines()[-3].split()[:4] == ["all", "5", "3", "1"]
 
 
 def test_depths_from_config():

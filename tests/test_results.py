@@ -104,7 +104,7 @@ def test_recall_at_a_token_budget_by_hand():
 
     step = Step(9, "q", 0.0, "probe", "?", expect=Expect(recall=("a", "b", "c"), k=3))
     provenance = [("x",), ("a", "b"), ("c",)]        # a 2-turn summary at rank 2
-    fields = probe_fields(step, provenance, (1, 2, 3), [100, 300, 50], (99, 256, 400, 512))
+    fields = probe_fields(step, provenance, (1, 2, 3), [100, 300, 50], (99, 256, 400, 512), earned=provenance)
     assert [fields[f"recall@{d}"] for d in (1, 2, 3)] == [0.0, 0.6667, 1.0]
     # 99: nothing fits; 256: only x (the summary would overflow); 400: x and the summary; 512: all
     assert [fields[f"recall@{b}t"] for b in (99, 256, 400, 512)] == [0.0, 0.0, 0.6667, 1.0]

@@ -155,13 +155,16 @@ class Ranking:
     """A probe's ranking, best first, ``depth`` deep at most: memory ids, their scores, the
     steps each memory stands for (provenance) and each one's text length in tokens. The
     first ``used`` of them are the memories the probe used (its context: at most k, or
-    what the system's own context size allows); None means min(k, len(ids))."""
+    what the system's own context size allows); None means min(k, len(ids)). ``earned``
+    (set by the runner from the memories' texts, ``mtsbench.credit``): the provenance steps
+    each memory's text carries; None when the system cannot show its memories' texts."""
 
     ids: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     provenance: list[tuple[str, ...]] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     used: int | None = None
+    earned: list[tuple[str, ...]] | None = None
 
 
 @dataclass

@@ -1,0 +1,92 @@
+"""Evidence credit a memory's text earns (mtsbench.credit) and the chance baseline, on hand-made cases."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from hypothesis import given, settings, strategies as st
+
+from mtsbench import evidence
+from mtsbench.credit import EvidenceCredit, carried, content_words
+
+TURN = ("Caroline: I went to a LGBTQ support group yesterday and it was so powerful. "
+        "The stories people shared made me feel brave. I want to help others the same way.")
+SHORT = "Melanie: Congrats on the new job!"
+TEXTS = {"D1:3": TURN, "D1:4": SHORT, "D1:5": "Melanie: We took the kids camping near the lake last weekend."}
+
+
+def test_verbatim_turn_earns_all_of_it():
+    credit = EvidenceCredit(TEXTS)
+    assert carried(content_words(TURN), content_words(TURN)) == 1.0
+    assert credit.earned(TURN, ("D1:3",)) == ("D1:3",)
+
+
+def test_first_sentence_summary_earns_one_sentence_turns_only():
+    # the mock summarizer's text: the first sentence of each summarized turn, joined
+    summary = "Caroline: I went to a LGBTQ support group yesterday and it was so powerful. " \
+              "Melanie: Congrats on the new job! Melanie: We took the kids camping near the lake last weekend."
+    credit = EvidenceCredit(TEXTS)
+    # TURN's content words: 18; the first sentence holds 7 of them (caroline went lgbtq support group
+    # yesterday powerful) = 0.39 < 0.5; the one-sentence turns are carried whole
+    assert round(carried(content_words(summary), content_words(TURN)), 2) == 0.39
+    assert credit.earned(summary, ("D1:3", "D1:4", "D1:5")) == ("D1:4", "D1:5")
+
+
+def test_extracted_fact_earns_the_turn_when_it_restates_half_its_content():
+    credit = EvidenceCredit({"t": "Caroline: I went to a LGBTQ support group yesterday, so powerful."})
+    # turn words: caroline went lgbtq support group yesterday powerful (7); the fact holds 4 -> 0.57
+    assert credit.earned("Caroline attended an LGBTQ support group.", ("t",)) == ("t",)
+    # a terse fact holds 2 of 7 -> 0.29: no credit
+    assert credit.earned("Caroline: LGBTQ.", ("t",)) == ()
+    # the share is a parameter
+    assert EvidenceCredit(credit.texts, share=0.25).earned("Caroline: LGBTQ.", ("t",)) == ("t",)
+
+
+def test_unrelated_memory_with_the_turn_in_its_provenance_earns_nothing():
+    credit = EvidenceCredit(TEXTS)
+    assert credit.earned("Jon: my dance studio opens next month.", ("D1:3", "D1:4")) == ()
+
+
+def test_steps_outside_the_scenario_and_steps_without_content():
+    credit = EvidenceCredit({"empty": "", "ok": "Ha! Yes."})
+    assert credit.earned("anything", ("preload", "empty")) == ("empty",)
+    assert credit.earned("yes indeed", ("ok",)) == ("ok",)          # 'ha' missing, 'yes' held: 1/2
+    assert credit.ranking(["x", "yes ha"], [("ok",), ("ok", "preload")]) == [(), ("ok",)]
+
+
+def _probe(recall):
+    expect = SimpleNamespace(recall=tuple(recall), recall_sessions=())
+    return SimpleNamespace(category="single-hop", abstain=False, expect=expect)
+
+
+def test_probe_fields_split_earned_provenance_and_chance():
+    # rank 1: a summary naming a and b whose text carries only b; rank 2: the turn a verbatim
+    provenance = [("a", "b"), ("a",)]
+    earned = [("b",), ("a",)]
+    got = evidence.probe_fields(_probe(["a"]), provenance, (1, 2), tokens=[10, 10], budgets=(10,),
+                                earned=earned, pool=("a", "b", "c", "d"), seed=3)
+    assert (got["recall@1"], got["recall@2"], got["recall@10t"]) == (0.0, 1.0, 0.0)
+    assert (got["prov_recall@1"], got["prov_recall@2"], got["prov_recall@10t"]) == (1.0, 1.0, 1.0)
+    # one evidence step drawn from 4: found at depth 1 only if b (1/4 in expectation), at 2 if a or b
+    assert 0.0 < got["chance_recall@1"] < 0.6 and got["chance_recall@1"] <= got["chance_recall@2"] <= 1.0
+    again = evidence.probe_fields(_probe(["a"]), provenance, (1, 2), tokens=[10, 10], budgets=(10,),
+                                  earned=earned, pool=("a", "b", "c", "d"), seed=3)
+    assert again == got                                   # seeded: same inputs, same chance
+
+
+def test_no_texts_means_no_earned_figure():
+    got = evidence.probe_fields(_probe(["a"]), [("a",)], (5,), earned=None, pool=("a",))
+    assert got["recall@5"] is None and got["chance_recall@5"] is None and got["prov_recall@5"] == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=3), max_size=12), st.data())
+def test_earned_never_exceeds_provenance(provenance, data):
+    provenance = [tuple(p) for p in provenance]
+    earned = [tuple(s for s in p if data.draw(st.booleans())) for p in provenance]
+    recall = data.draw(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=4, unique=True))
+    got = evidence.probe_fields(_probe(recall), provenance, (1, 3, 12), earned=earned, pool=tuple("abcdefgh"))
+    for d in (1, 3, 12):
+        assert got[f"recall@{d}"] <= got[f"prov_recall@{d}"]
+        assert 0.0 <= got[f"chance_recall@{d}"] <= 1.0
+    assert got["chance_recall@1"] <= got["chance_recall@3"] <= got["chance_recall@12"]
