@@ -193,6 +193,17 @@ def _failure_warning(out: Path) -> str | None:
             f"the results are not to be trusted")
 
 
+def _attention_line(out: Path) -> str:
+    """The attention-AUC line of a finished run (empty without evidence or without a summary)."""
+    import json
+
+    from .attention_auc import console
+    try:
+        return console(json.loads((out / "summary.json").read_text(encoding="utf-8"))["overall"].get("attention"))
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
 def _finished(cfg: DictConfig, frame, out: Path) -> None:
     from . import evidence
     from .report.markdown import passed_line
@@ -201,6 +212,8 @@ def _finished(cfg: DictConfig, frame, out: Path) -> None:
                                                        evidence.abstain_threshold_of(cfg)))
     if recall_table:
         print(recall_table)
+    if labelled := _attention_line(out):
+        print(labelled)
     print(f"{passed_line(frame)}; report: {out / 'report.md'}")
     warning = _failure_warning(out)
     if warning is not None:

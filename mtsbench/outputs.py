@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from . import answer as answers
-from . import evidence, results
+from . import attention_auc, evidence, results
 from .evaluate import metrics_frame, scenario_rows, scored_total
 from .processes.meter import INDEX_KEYS
 from .results import STEP_RECORDS
@@ -210,9 +210,9 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     records, meta = results.load(out_dir / results.FILE)
     depths, budgets = evidence.depths_of(meta["config"]), evidence.budgets_of(meta["config"])
     threshold = evidence.abstain_threshold_of(meta["config"])
-    rows, parts, costs = [], {}, {}
+    rows, parts, costs, loaded = [], {}, {}, {}
     for sid, info in meta["scenarios"].items():
-        scenario = (scenarios or {}).get(sid) or _load(out_dir, info["path"])
+        scenario = loaded[sid] = (scenarios or {}).get(sid) or _load(out_dir, info["path"])
         mine = records[records["scenario"] == sid]
         rows += scenario_rows(mine, scenario, depths, budgets)
         parts[sid] = (info, scored_total(mine))
@@ -235,6 +235,8 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     overall["llm_max_failure_rate"] = limit
     overall["llm_failure_rate_exceeded"] = bool(overall["llm_failure_rate"] and overall["llm_failure_rate"] > limit)
     overall["processes"] = sum_processes([i["processes"] for i in infos])
+    if (labelled := attention_auc.attention_block(records, loaded)) is not None:
+        overall["attention"] = labelled
     cost = {"overall": copy.deepcopy(costs[alone]) if alone is not None else
             cost_block(records, overall["processes"], totals), "scenarios": costs}
     summary = {**run_status(meta), "overall": overall, "scenarios": summary_scenarios, "cost": cost,

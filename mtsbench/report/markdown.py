@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import evidence
+from .. import attention_auc, evidence
 from .intervals import bootstrap, fmt, overlap
 from .seeds import passed
 
@@ -72,6 +72,7 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     if choices:
         lines += ["Configuration: " + ", ".join(f"`{g}={c}`" for g, c in sorted(choices.items())), ""]
     lines += evidence.markdown(overall.get("evidence"))
+    lines += attention_auc.markdown(overall.get("attention"))
     lines += ["## Scenarios", "", table(per, cols) if len(per) else "(none)", "",
               "## Failed expectations", ""]
     lines += [table(failed, ["scenario", "step", "check", "value", "expected"]) if len(failed) else "None.", ""]
