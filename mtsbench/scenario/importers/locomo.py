@@ -147,14 +147,21 @@ _TURNS = TypeAdapter(list[Turn])
 
 def convert(path: Path, turn_gap: float = 60.0, questions_after: float = DAY, k: int | None = None,
             motivation: float | None = None, limit: int | None = None,
-            annotations: bool = False) -> tuple[list[Draft], Tally]:
+            annotations: bool = False, salience: str = "none") -> tuple[list[Draft], Tally]:
     """Drafts of every conversation of a LoCoMo file, and the tally of what was repaired;
-    ``annotations``: the data set's observations and events become hints (module docstring)."""
+    ``annotations``: the data set's observations and events become hints; ``salience``:
+    none, observations or oracle salience hints (module docstring)."""
+    if salience not in SALIENCE_MODES:
+        raise DataError(f"--salience {salience}: expected one of {', '.join(SALIENCE_MODES)}")
     tally = Tally()
     written = _Written() if annotations else None
-    drafts = each_item(path, "conversation", "sample_id", limit, lambda item, where: _conversation(
-        parse(_CONVERSATION, item, where), where, path, tally, turn_gap, questions_after, k, motivation,
-        written))
+
+    def one(item, where: str) -> Draft:
+        c = parse(_CONVERSATION, item, where)
+        draft = _conversation(c, where, path, tally, turn_gap, questions_after, k, motivation, written)
+        return _salient(draft, c, salience, tally)
+
+    drafts = each_item(path, "conversation", "sample_id", limit, one)
     if written is not None:
         tally.note(f"annotation hints written: {written.facts} fact hints, {written.events} event hints, "
                    f"{written.nights} idle nights")
@@ -167,10 +174,48 @@ def _arguments(parser) -> None:
     parser.add_argument("--annotations", action="store_true",
                         help="turn the data set's own observations into fact hints and its event summaries into "
                              "event hints, and add an 8h idle night after each session (for the mock LLM)")
+    parser.add_argument("--salience", choices=SALIENCE_MODES, default="none",
+                        help="reference attention conditions: salience hints from the data set's observations "
+                             "(a turn an observation cites is salient) or an oracle (evidence turns salient); "
+                             "default none: the mock's own heuristic")
 
 
 register(Importer("locomo", "LoCoMo (locomo10.json)", "conversation", convert, _arguments,
-                  ("questions_after", "annotations")))
+                  ("questions_after", "annotations", "salience")))
+
+SALIENCE_MODES = ("none", "observations", "oracle")
+SALIENT, PLAIN = 9, 3
+
+
+def _salient(draft: Draft, c: Conversation, mode: str, tally: Tally) -> Draft:
+    """Write ``salience`` hints on every turn: SALIENT on the turns ``mode`` picks (observations:
+    those an observation cites; oracle: the evidence of a question of categories 1-4), PLAIN
+    on the rest. A reference condition for attention, never a headline: the oracle reads the
+    answers' evidence by construction."""
+    if mode == "none":
+        return draft
+    turns = {step["id"]: step for step in draft.steps if "say" in step}
+    quiet = Tally()                   # the ids were already checked (and counted) by the import proper
+    picked: set[str] = set()
+    if mode == "oracle":
+        for qa in c.qa:
+            if qa.category != 5:
+                picked.update(clean_evidence(qa.evidence, set(turns), quiet))
+    else:
+        for entries in _annotation(c.observation, draft.id, "observation", OBSERVATION, "entries", quiet).values():
+            for per_speaker in (entries.values() if isinstance(entries, dict) else ()):
+                for entry in per_speaker if isinstance(per_speaker, list) else []:
+                    if isinstance(entry, list) and len(entry) == 2:
+                        ids = entry[1] if isinstance(entry[1], list) else [entry[1]]
+                        picked.update(clean_evidence(ids, set(turns), quiet, "observation"))
+    for sid, step in turns.items():
+        step.setdefault("hints", {})["salience"] = SALIENT if sid in picked else PLAIN
+    draft.header += (f"\nWith --salience {mode}: salience hint {SALIENT} on the turns "
+                     + ("a question's evidence names (an oracle: a reference ceiling, never a headline)"
+                        if mode == "oracle" else "an observation of the data set cites")
+                     + f", {PLAIN} on the others.")
+    tally.add(f"turns marked salient ({mode})", len(picked))
+    return draft
 
 
 @dataclass

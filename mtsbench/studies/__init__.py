@@ -1,0 +1,1 @@
+"""Studies on public data sets (their plans, runs and reports)."""

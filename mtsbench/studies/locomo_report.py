@@ -1,0 +1,131 @@
+"""The LoCoMo study's report, from saved runs only (``WORK/runs/NAME``).
+
+Every figure is computed from each run's ``metrics.csv`` (probe rows), ``summary.json``
+(cost, attention) and ``results.parquet`` (labelled attention), twice: over all ten
+conversations and over the five held out from tuning (``tune`` in the plan). Intervals are
+95% percentile bootstraps over probes (``mtsbench.report.intervals.bootstrap``);
+comparisons with a ``base`` run are paired: the per-probe difference, bootstrapped
+(``paired_diff``). Recall is earned credit (``mtsbench.credit``) unless named ``prov_``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..attention_auc import attention_block
+from ..report.intervals import bootstrap
+from ..results import load
+from ..scenario.loader import load_scenario
+
+DEPTHS = (5, 10, 25, 50)
+BUDGETS = (256, 512, 1024, 2048)
+KINDS = ("probe", "reply", "association", "arousal", "processes")
+SEED = 20_251_204
+
+
+def paired_diff(a: pd.Series, b: pd.Series, resamples: int = 2000, seed: int = SEED) -> tuple[float, float, float]:
+    """Mean of b - a over the probes both have, with a seeded 95% bootstrap interval over probes.
+
+    >>> paired_diff(pd.Series([0.0, 0.5, 1.0]), pd.Series([0.0, 0.5, 1.0]))
+    (0.0, 0.0, 0.0)
+    >>> m, lo, hi = paired_diff(pd.Series([0.0] * 50), pd.Series([0.0, 1.0] * 25)); (m, 0 < lo < m < hi)
+    (0.5, True)
+    """
+    d = (b - a).dropna().to_numpy(dtype=float)
+    if d.size == 0:
+        return (float("nan"),) * 3
+    means = d[np.random.default_rng(seed).integers(0, d.size, (resamples, d.size))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(lo), float(hi)
+
+
+def probes_of(run: Path) -> pd.DataFrame:
+    """A run's probe rows with evidence, indexed by (scenario, step)."""
+    m = pd.read_csv(run / "metrics.csv", low_memory=False)
+    m = m[(m["check"] == "probe")]
+    m = m[pd.to_numeric(m["prov_recall@5"], errors="coerce").notna()]
+    return m.set_index(["scenario", "step"])
+
+
+def _mean(frame: pd.DataFrame, column: str) -> float | None:
+    if column not in frame:
+        return None
+    v = pd.to_numeric(frame[column], errors="coerce").dropna()
+    return None if v.empty else float(v.mean())
+
+
+def _attention(run: Path, data: Path, scenarios: list[str]) -> dict | None:
+    records, _ = load(run / "results.parquet")
+    loaded = {sid: load_scenario(data / f"{sid}.yaml") for sid in scenarios}
+    return attention_block(records[records["scenario"].isin(scenarios)], loaded)
+
+
+def measure(run: Path, data: Path, scenarios: list[str]) -> dict:
+    """One run's figures over ``scenarios``."""
+    probes = probes_of(run)
+    probes = probes[probes.index.get_level_values("scenario").isin(scenarios)]
+    summary = json.loads((run / "summary.json").read_text())
+    out: dict = {"probes": int(len(probes))}
+    for c in [*(f"recall@{d}" for d in DEPTHS), *(f"recall@{b}t" for b in BUDGETS)]:
+        for prefix in ("", "prov_", "chance_"):
+            out[prefix + c] = _mean(probes, prefix + c)
+    for c in ("recall@10", "recall@1024t"):
+        _, lo, hi = bootstrap([pd.to_numeric(probes[c], errors="coerce").to_numpy(dtype=float)])
+        out[c + "_lo"], out[c + "_hi"] = lo, hi
+    out["answer_proxy"] = _mean(probes, "answer_proxy")
+    allp = pd.read_csv(run / "metrics.csv", low_memory=False)
+    abstain = allp[(allp["check"] == "probe") & (allp["abstain"].astype(str) == "True")
+                   & allp["scenario"].isin(scenarios)]
+    threshold = summary["overall"]["evidence"]["abstain_threshold"]
+    scores = pd.to_numeric(abstain["abstain_score"], errors="coerce").fillna(-np.inf)
+    out["false_recall"] = float(np.mean(scores >= threshold)) if len(abstain) else None
+    costs = [summary["cost"]["scenarios"][s] for s in scenarios]
+    turns = sum(c["turns"] for c in costs)
+    out["work_per_turn"] = sum(c["total"] for c in costs) / turns
+    for kind in KINDS:
+        out[f"work_{kind}"] = sum(c["scored"].get(kind, 0) for c in costs) / turns
+    out["llm_calls_per_turn"] = sum(c["llm_calls"] for c in costs) / turns
+    out["tokens_per_turn"] = sum(c["tokens"] for c in costs) / turns
+    att = _attention(run, data, scenarios)
+    out["attention_auc"] = att["attention_auc"] if att else None
+    out["share_ge_8"] = att["share_ge_8"] if att else None
+    out["attention_hist"] = att["histogram"] if att else None
+    return out
+
+
+def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, dict]:
+    """summary.csv rows (one per run and scope) and the probe tables by run name."""
+    rows, probes = [], {}
+    tune = list(plan["tune"])
+    for run in plan["runs"]:
+        folder = runs / run["name"]
+        summary = json.loads((folder / "summary.json").read_text())
+        every = list(summary["scenarios"])
+        data = folder / ".." / ".." / "data" / run["data"]
+        wall = json.loads((folder / ".study-wall.json").read_text()) if (folder / ".study-wall.json").exists() else None
+        held = [s for s in every if s not in tune]
+        for scope, scenarios in (("all", every), ("held_out", held)):
+            figures = measure(folder, data.resolve(), scenarios)
+            hist = figures.pop("attention_hist")
+            rows.append({"run": run["name"], "table": run["table"], "scope": scope, "data": run["data"],
+                         "overrides": " ".join(run["overrides"]), "base": run.get("base"), "wall_s": wall,
+                         **figures, **({"attention_hist": json.dumps(hist)} if hist else {})})
+        probes[run["name"]] = probes_of(folder)
+    return pd.DataFrame(rows), probes
+
+
+def write_report(plan: dict, runs: Path, out: Path) -> None:
+    """report.md, summary.csv and figures in ``out`` (notes.md, hand-written, kept and put first)."""
+    from .locomo_tables import figures, markdown
+
+    out.mkdir(parents=True, exist_ok=True)
+    table, probes = collect(plan, runs)
+    table.round(4).to_csv(out / "summary.csv", index=False)
+    made = figures(table, probes, plan, out)
+    notes = out / "notes.md"
+    head = notes.read_text(encoding="utf-8").rstrip() + "\n\n" if notes.exists() else ""
+    (out / "report.md").write_text(head + "\n".join(markdown(table, probes, plan, made)) + "\n", encoding="utf-8")
