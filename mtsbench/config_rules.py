@@ -196,6 +196,8 @@ RULES: dict[str, str] = {
     "embedder.batch_size": "integer >= 1",
     "embedder.device": "text",
     "embedder.threads": "integer >= 1",
+    "embedder.cache": "boolean",
+    "embedder.cache_dir": "text or null",
     # group arousal: radius, knn
     "arousal.r": "number in [0, 1]",
     "arousal.gain": "number >= 0",
