@@ -82,7 +82,7 @@ RULES: dict[str, str] = {
     "index.ef_construction": "integer >= 1",
     "index.ef": "integer >= 1",
     "index.ef_per_k": "number >= 1",
-    "index.arousal": "one of scan, walk",
+    "index.arousal": "one of scan, walk, links",
     "index.seed": SEED,
     "index.threads": "integer >= 1",
     # the generated scenario (also checked whole by GenerateSpec when days > 0)

@@ -46,7 +46,12 @@ class Memory:
         self.depth = depth
         self.arousal = arousal
         self.store = MemoryStore(dim=embedder.dim)
-        self.index = retriever.tier_index(self.store, make_index(embedder.dim, tiers.n_tiers, index))
+        params = dict(index or {})
+        self.linked = params.get("arousal") == "links"
+        if self.linked:                          # the indexes scan; arousal reads the links instead
+            params["arousal"] = "scan"
+        self.links_: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.index = retriever.tier_index(self.store, make_index(embedder.dim, tiers.n_tiers, params))
         self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
         self.processes = ProcessCosts(work=lambda: self.index.work_)
         self.arousal_cost = SearchCost()
@@ -131,25 +136,58 @@ class Memory:
         aroused = self.arouse(ids)
         self._promote(np.union1d(ids, aroused))
 
+    def link(self, i: int, ids: np.ndarray, sims: np.ndarray) -> None:
+        """``index.arousal=links``: file the memories ``ids`` that memory ``i``'s labelling
+        associated (cosine ``sims``) as i's neighbours, and i as each of theirs; every list
+        keeps its ``arousal.neighbors`` most similar. Touches only i and its associations."""
+        n = self.arousal.neighbors
+        if not self.linked or n <= 0 or not len(ids):
+            return
+        ids, sims = np.asarray(ids, dtype=np.int64), np.asarray(sims, dtype=float)
+        self.links_[int(i)] = _best(ids, sims, n)
+        for j, sim in zip(ids.tolist(), sims.tolist()):
+            have = self.links_.get(j)
+            self.links_[j] = (np.array([i]), np.array([sim])) if have is None else \
+                _best(np.append(have[0], i), np.append(have[1], sim), n)
+
+    def _linked_neighbours(self, sources: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(ids, sims, entries read) of the sources' links, one row each, padded with -1 / -inf;
+        dead memories get -inf."""
+        rows = [self.links_.get(int(s), (np.zeros(0, dtype=np.int64), np.zeros(0))) for s in sources]
+        width = max(1, max(len(r[0]) for r in rows))
+        ids = np.full((len(rows), width), -1, dtype=np.int64)
+        sims = np.full((len(rows), width), -np.inf)
+        for row, (a, b) in enumerate(rows):
+            ids[row, : len(a)], sims[row, : len(b)] = a, b
+        dead = (ids >= 0) & ~self.store.alive[np.maximum(ids, 0)]
+        return ids, np.where(dead, -np.inf, sims), int(sum(len(r[0]) for r in rows))
+
     def arouse(self, sources: np.ndarray) -> np.ndarray:
         """Raise the short-term attention of each source's neighbours, in every tier.
 
         One batched query answers all the sources over all tiers (``index.query_all``);
         each source keeps its ``neighbors`` most similar candidates (itself excluded) and
         gains ``arousal.amounts`` of their similarities — one vectorised call for all the
-        sources, no loop over them. Returns the aroused ids.
+        sources, no loop over them. With ``index.arousal=links`` the candidates are the
+        source's links (``link``: its labelling's associations and the memories that
+        associated it), read with no distance computed; each entry read counts as one
+        memory scored. Returns the aroused ids.
         """
         n = self.arousal.neighbors
         if n <= 0 or not len(sources):
             return np.zeros(0, dtype=np.int64)
         queries_before = self.index.work_.queries
-        ids, sims, scored = self.index.query_all(self.store.vectors[sources], n + 1)
+        if self.linked:
+            ids, sims, scored = self._linked_neighbours(sources)
+        else:
+            ids, sims, per_source = self.index.query_all(self.store.vectors[sources], n + 1)
+            scored = per_source * len(sources)
         sims = np.where((ids == sources[:, None]) | (ids < 0), -np.inf, sims)
-        order = top_per_row(sims, n)
+        order = top_per_row(sims, min(n, sims.shape[1]))
         gain = self.arousal.amounts(np.take_along_axis(sims, order, axis=1))
         hit = gain > 0
         targets, amounts = np.take_along_axis(ids, order, axis=1)[hit], gain[hit]
-        cost = SearchCost(scored=scored * len(sources), index_queries=self.index.work_.queries - queries_before)
+        cost = SearchCost(scored=scored, index_queries=self.index.work_.queries - queries_before)
         if self.processes.active is None:
             self.arousal_cost.scored += cost.scored
             self.arousal_cost.index_queries += cost.index_queries
@@ -250,6 +288,16 @@ class Memory:
             self._move(ids, self.tiering.targets(self.store, ids, self.now, full=True), "rebalance")
             self.tiering.schedule(self.store, ids, self.now)
         self.emit("rebalanced", sizes=self.index.sizes())
+
+
+def _best(ids: np.ndarray, sims: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The n most similar of a neighbour list, most similar first (ties: earlier first).
+
+    >>> [a.tolist() for a in _best(np.array([4, 7, 9]), np.array([0.2, 0.9, 0.5]), 2)]
+    [[7, 9], [0.9, 0.5]]
+    """
+    order = np.argsort(-sims, kind="stable")[:n]
+    return ids[order], sims[order]
 
 
 def make_index(dim: int, n_tiers: int, params: dict | None) -> SharedGraphIndex | TierIndexes:

@@ -28,12 +28,13 @@ from .ports import Associations
 
 @dataclass
 class Labelled:
-    """A labelling's outcome: the score (None: the LLM call failed), the memories it used,
-    and the search cost."""
+    """A labelling's outcome: the score (None: the LLM call failed), the memories it used
+    and their relevance to the item, and the search cost."""
 
     score: float | None
     associated: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     cost: SearchCost = field(default_factory=SearchCost)
+    relevance: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 class Labeller(Protocol):
@@ -64,7 +65,7 @@ class Associative:
             keep &= np.array([not sources.intersection(memory.provenance(i)) for i in found.ids], dtype=bool)
         shown = [Association(memory.text(i), float(a), float(r))
                  for i, a, r in zip(found.ids[keep], found.attention[keep], found.relevance[keep])]
-        return Labelled(llm.rate_attention(item, shown), found.ids[keep], found.cost)
+        return Labelled(llm.rate_attention(item, shown), found.ids[keep], found.cost, found.relevance[keep])
 
 
 class CommonSense:

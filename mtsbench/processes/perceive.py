@@ -31,6 +31,7 @@ class Perception:
         i = m.remember(item.text, kind, provenance, score=labelled.score, vector=vector, meta=meta, **fact)
         m.emit("scored", id=i, score=labelled.score, associated=[int(j) for j in labelled.associated],
                scored=labelled.cost.scored, tiers_searched=labelled.cost.tiers_searched)
+        m.link(i, labelled.associated, labelled.relevance)
         if self.labeller.boost:
             m.recall(labelled.associated, why="association")
         return i
