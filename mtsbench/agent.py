@@ -180,7 +180,8 @@ class MemoryAgent:
         m.recall(found.ids, why=q.purpose)
         ids = [int(i) for i in found.ranked]
         ranking = Ranking(ids, [float(s) for s in found.ranked_scores], [m.provenance(i) for i in ids],
-                          [estimate_tokens(m.text(i)) for i in ids], used=len(found.ids))
+                          [estimate_tokens(m.text(i)) for i in ids], used=len(found.ids),
+                          relevance=[float(r) for r in found.relevance])
         return Outcome(Cost(c.scored, c.tiers_searched, c.index_queries + labelling.index_queries,
                             association_scored=labelling.scored), ranking=ranking)
 

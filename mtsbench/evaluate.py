@@ -100,7 +100,10 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
                 recall=None if recall is None else round(recall, 4), hit=hit)
     tokens = [] if rec.ranked_tokens is None else [int(t) for t in rec.ranked_tokens]
     scores = [] if rec.ranked_scores is None else [float(x) for x in rec.ranked_scores][: min(k, used)]
+    relevance = getattr(rec, "used_relevance", None)
+    relevance = [] if relevance is None or not hasattr(relevance, "__len__") else [float(x) for x in relevance]
     head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets, used_scores=scores,
+                                      used_relevance=relevance[: min(k, used)],
                                       earned=_provenance(rec, "ranked_earned"), pool=pool,
                                       seed=zlib.crc32(f"{rec.scenario}\0{step.id}".encode())))
     for column in ANSWER_COLUMNS:          # mtsbench.answer: set when the run scored the probe's answer

@@ -44,7 +44,9 @@ used (its top k; empty: no score), and::
                    / |abstaining probes|
 
 (``false_recall`` in each evidence block, None without abstaining probes; default
-threshold 0.5). Scores are on the system's own scale — the seed design's cosine +
+threshold 0.5). ``top_relevance`` (every probe) is the best *relevance* among the memories it used, without
+any attention term, so systems that share a relevance (same embedder and ``retrieval``)
+compare on it: the LoCoMo study scores abstention with it. Scores are on the system's own scale — the seed design's cosine +
 0.3 * attention / 10, BM25's raw score under ``system=bm25``, a min-max sum under
 ``generative_agents`` — so compare false recall between configurations that share a
 scoring formula, or set the threshold per formula.
@@ -92,7 +94,7 @@ def columns(depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> list[str]
     return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
             *(f"recall@{b}t" for b in budgets), *(f"prov_{c}" for c in cut),
             *(f"prov_session_recall@{d}" for d in depths), *(f"chance_{c}" for c in cut),
-            *(["abstain_score"] if depths else [])]
+            *(["abstain_score", "top_relevance"] if depths else [])]
 
 
 def within_budget(tokens: list[int], budget: int) -> int:
@@ -176,12 +178,15 @@ def _recall_fields(step, ranked: list[tuple[str, ...]] | None, depths, kept: lis
 
 def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...], tokens: list[int] = (),
                  budgets: tuple[int, ...] = (), used_scores: list[float] = (),
-                 earned: list[tuple[str, ...]] | None = None, pool: tuple[str, ...] = (), seed: int = 0) -> dict:
+                 earned: list[tuple[str, ...]] | None = None, pool: tuple[str, ...] = (), seed: int = 0,
+                 used_relevance: list[float] = ()) -> dict:
     """The evidence columns of one probe row, from its ranking's provenance, earned steps
     (``mtsbench.credit``; None: the system showed no texts, so the earned columns are
     empty) and token lengths (best first); ``used_scores``: the scores of the memories it
     used (its top k), whose best is an abstaining probe's ``abstain_score``; ``pool`` and
-    ``seed``: the steps and seed of the chance baseline (``chance_recall``, on earned credit)."""
+    ``seed``: the steps and seed of the chance baseline (``chance_recall``, on earned credit);
+    ``used_relevance``: the used memories' relevance without any attention term, whose best
+    is ``top_relevance`` (every probe: comparable across systems that share a relevance)."""
     out: dict = {"category": step.category, "abstain": True if step.abstain else None}
     kept = [within_budget(list(tokens), b) for b in budgets]
     out.update(_recall_fields(step, earned, depths, kept, budgets, ""))
@@ -194,6 +199,7 @@ def probe_fields(step, provenance: list[tuple[str, ...]], depths: tuple[int, ...
     out.update({name: None if c is None else round(c, 4) for name, c in zip(names, chance)})
     if depths:
         out["abstain_score"] = round(float(max(used_scores)), 6) if step.abstain and len(used_scores) else None
+        out["top_relevance"] = round(float(max(used_relevance)), 6) if len(used_relevance) else None
     return out
 
 

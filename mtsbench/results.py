@@ -8,7 +8,9 @@ file and the scenarios alone (``mtsbench.evaluate``), so a new metric needs no r
   an observation's labelled ``score``; a probe's ranking — ``ranked_ids``,
   ``ranked_scores``, ``ranked_provenance`` (the steps each memory stands for),
   ``ranked_tokens`` (its text length), ``ranked_earned`` (on a probe: the provenance steps
-  each memory's text carries, ``mtsbench.credit``; empty when the system shows no texts) —
+  each memory's text carries, ``mtsbench.credit``; empty when the system shows no texts),
+  ``used_relevance`` (the used memories' relevance without the attention term, when the
+  system reports it) —
   as deep as the run's evaluation depths, of which the first ``used`` were used;
 - ``reply``: under ``workload=reply``, the retrieval a user turn's reply made (cost and
   ranking as a probe's), right after its turn's ``observe`` record;
@@ -47,7 +49,7 @@ SCHEMA = pa.schema([
     ("unsupported", pa.bool_()), ("score", pa.float64()), ("used", pa.int64()),
     ("ranked_ids", pa.list_(pa.int64())), ("ranked_scores", pa.list_(pa.float64())),
     ("ranked_provenance", pa.list_(pa.list_(pa.string()))), ("ranked_tokens", pa.list_(pa.int64())),
-    ("ranked_earned", pa.list_(pa.list_(pa.string()))),
+    ("ranked_earned", pa.list_(pa.list_(pa.string()))), ("used_relevance", pa.list_(pa.float64())),
     *((c, pa.int64()) for c in COST_COLUMNS), ("latency_ms", pa.float64()),
     # a probe's answer (mtsbench.answer; empty unless answer.enabled and the probe has a gold answer)
     ("answer", pa.string()), ("answer_f1", pa.float64()), ("answer_proxy", pa.float64()), ("judge", pa.float64()),
@@ -67,6 +69,7 @@ class Recorder:
                "kind": step.kind, "record": record, "check_no": None, "value": None, "unsupported": False,
                "score": None, "used": None, "ranked_ids": None, "ranked_scores": None,
                "ranked_provenance": None, "ranked_tokens": None, "ranked_earned": None,
+               "used_relevance": None,
                **{k: int(getattr(c, k)) for k in COST_COLUMNS}, "latency_ms": float(c.latency_ms),
                "answer": None, "answer_f1": None, "answer_proxy": None, "judge": None}
         row.update(fields)
@@ -84,7 +87,8 @@ class Recorder:
         if r is not None:
             fields.update(used=r.used, ranked_ids=[int(i) for i in r.ids], ranked_scores=[float(s) for s in r.scores],
                           ranked_provenance=[list(p) for p in r.provenance], ranked_tokens=[int(t) for t in r.tokens],
-                          ranked_earned=None if r.earned is None else [list(p) for p in r.earned])
+                          ranked_earned=None if r.earned is None else [list(p) for p in r.earned],
+                          used_relevance=None if r.relevance is None else [float(x) for x in r.relevance])
         if outcome.answer is not None:
             fields.update(outcome.answer)
         self._add(step, record, outcome, **fields)

@@ -42,6 +42,7 @@ def test_abstain_score_is_the_best_used_score_of_abstaining_probes_only():
     assert evidence.probe_fields(probe(False), [("a",)], (5,), used_scores=[0.9])["abstain_score"] is None
     assert evidence.probe_fields(probe(True), [], (5,), used_scores=[])["abstain_score"] is None   # returned nothing
     assert "abstain_score" not in evidence.probe_fields(probe(True), [], ())                        # no depths
+    assert evidence.probe_fields(probe(False), [("a",)], (5,), used_relevance=[0.2, 0.4])["top_relevance"] == 0.4
 
 
 def test_false_recall_by_hand():
@@ -69,4 +70,8 @@ def test_run_reports_false_recall_at_the_configured_threshold(cli, tmp_path):
         metrics = pd.read_csv(out / "metrics.csv")
         probes = metrics[metrics["check"] == "probe"]
         assert probes["abstain_score"].notna().sum() == 1      # the abstaining probe only
+        # relevance alone (no attention term) for every probe: at most the score, which adds attention
+        assert probes["top_relevance"].notna().all()
+        abstaining = probes[probes["abstain_score"].notna()].iloc[0]
+        assert abstaining["top_relevance"] <= abstaining["abstain_score"] + 1e-9
     assert rates == [1.0, 0.0]     # it returned something (any score >= 0); nothing scores 5

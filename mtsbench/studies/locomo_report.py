@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..attention_auc import attention_block
+from ..attention_auc import attention_block, roc_auc
 from ..report.intervals import bootstrap
 from ..results import load
 from ..scenario.loader import load_scenario
@@ -25,6 +25,7 @@ DEPTHS = (5, 10, 25, 50)
 BUDGETS = (256, 512, 1024, 2048)
 KINDS = ("probe", "reply", "association", "arousal", "processes")
 SEED = 20_251_204
+RELEVANCE_THRESHOLD = 0.5     # false recall on relevance alone: an adversarial question whose best used memory is this relevant
 
 
 def paired_diff(a: pd.Series, b: pd.Series, resamples: int = 2000, seed: int = SEED) -> tuple[float, float, float]:
@@ -83,6 +84,15 @@ def measure(run: Path, data: Path, scenarios: list[str]) -> dict:
     threshold = summary["overall"]["evidence"]["abstain_threshold"]
     scores = pd.to_numeric(abstain["abstain_score"], errors="coerce").fillna(-np.inf)
     out["false_recall"] = float(np.mean(scores >= threshold)) if len(abstain) else None
+    # abstention on relevance alone (no attention term): comparable across systems sharing a relevance
+    if "top_relevance" in allp and pd.to_numeric(abstain["top_relevance"], errors="coerce").notna().any():
+        rel = pd.to_numeric(abstain["top_relevance"], errors="coerce").fillna(-np.inf)
+        out["false_recall_relevance"] = float(np.mean(rel >= RELEVANCE_THRESHOLD))
+        answerable = pd.to_numeric(probes["top_relevance"], errors="coerce").fillna(-np.inf)
+        out["abstention_auc"] = roc_auc(np.r_[answerable.to_numpy(), rel.to_numpy()],
+                                        np.r_[np.ones(len(answerable), bool), np.zeros(len(rel), bool)])
+    else:
+        out["false_recall_relevance"] = out["abstention_auc"] = None
     costs = [summary["cost"]["scenarios"][s] for s in scenarios]
     turns = sum(c["turns"] for c in costs)
     out["work_per_turn"] = sum(c["total"] for c in costs) / turns

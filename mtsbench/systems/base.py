@@ -165,6 +165,7 @@ class Ranking:
     tokens: list[int] = field(default_factory=list)
     used: int | None = None
     earned: list[tuple[str, ...]] | None = None
+    relevance: list[float] | None = None   # the used memories' relevance alone (no attention term), if known
 
 
 @dataclass
