@@ -4,7 +4,8 @@
 experiments/locomo`` (``make locomo LOCOMO=PATH``) imports the file once per data variant
 of ``locomo_plan.yaml`` into ``WORK/data/VARIANT``, runs every planned configuration with
 ``mtsbench run`` into ``WORK/runs/NAME`` (``--jobs`` at a time; a run whose folder already
-holds a complete summary for the same command is kept, so a stopped study resumes), then
+holds a complete summary for the same command by the same code is kept, so a stopped study
+resumes), then
 writes ``OUT/report.md``, ``OUT/summary.csv`` and the figures from the saved results only
 (``mtsbench.studies.locomo_report``). Nothing of the data set is written to ``OUT``.
 """
@@ -12,6 +13,7 @@ writes ``OUT/report.md``, ``OUT/summary.csv`` and the figures from the saved res
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import subprocess
@@ -70,12 +72,23 @@ def command(run: dict, folders: dict[str, Path], common: list[str], out: Path) -
             f"hydra.run.dir={out}"]
 
 
-def execute(run: dict, cmd: list[str], out: Path) -> tuple[str, float, str]:
-    """Run one configuration unless ``out`` holds a complete run of the same command;
-    returns (name, wall seconds, status)."""
+def code_hash() -> str:
+    """A digest of the installed package's Python files and configs (the studies' own code aside:
+    a report change re-runs nothing): a kept run must come from this code."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".yaml")
+                       and not {"__pycache__", "studies"} & set(p.relative_to(root).parts)):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def execute(run: dict, cmd: list[str], out: Path, code: str = "") -> tuple[str, float, str]:
+    """Run one configuration unless ``out`` holds a complete run of the same command by the
+    same code (``code_hash``); returns (name, wall seconds, status)."""
     stamp = out / ".study-command.json"
     summary = out / "summary.json"
-    if stamp.exists() and summary.exists() and json.loads(stamp.read_text()) == cmd[1:] \
+    if stamp.exists() and summary.exists() and json.loads(stamp.read_text()) == [code, *cmd[1:]] \
             and json.loads(summary.read_text()).get("status") == "complete":
         return run["name"], json.loads((out / ".study-wall.json").read_text()), "kept"
     shutil.rmtree(out, ignore_errors=True)
@@ -86,7 +99,7 @@ def execute(run: dict, cmd: list[str], out: Path) -> tuple[str, float, str]:
         last = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or ["(no output)"]
         return run["name"], wall, f"failed (exit {done.returncode}): {last[0]}"
     out.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps(cmd[1:]))
+    stamp.write_text(json.dumps([code, *cmd[1:]]))
     (out / ".study-wall.json").write_text(json.dumps(round(wall, 1)))
     return run["name"], wall, "ran"
 
@@ -109,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     plan = load_plan(only=args.only)
     if not args.report_only:
         folders = import_variants(args.data, args.work, plan["data"])
+        code = code_hash()
         jobs = [(r, command(r, folders, plan.get("common", []), args.work / "runs" / r["name"]),
-                 args.work / "runs" / r["name"]) for r in plan["runs"]]
+                 args.work / "runs" / r["name"], code) for r in plan["runs"]]
         failed = []
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
             for name, wall, status in pool.map(lambda j: execute(*j), jobs):
