@@ -40,6 +40,9 @@ class MemoryAgent:
                  accumulate, conflict, rebalance_every: int = 20, language: str = "en", day_offset: float = 0.0,
                  context: int | None = None, motivation=None):
         self.memory, self.llm, self.language = memory, llm, language
+        calibrate = getattr(llm, "calibrate_relevance", None)   # the mock reads relevance relative to chance
+        if calibrate is not None:
+            calibrate(memory.embedder)
         self.summarizer, self.consolidator, self.inferrer, self.events = summarizer, consolidator, inferrer, events
         self.belief, self.accumulate, self.conflict = belief, accumulate, conflict
         self.rebalance_every = rebalance_every

@@ -167,12 +167,14 @@ RULES: dict[str, str] = {
     # group llm: mock, openai, replay, local
     "llm.seed": "integer >= 0 or null",
     "llm.noise": SHARE,
-    "llm.relevance_floor": SHARE,
-    "llm.relevance_full": SHARE,
+    "llm.relevance_floor": "number",           # standard deviations above the embedder's chance level
+    "llm.relevance_full": "number",
     "llm.follow": SHARE,
     "llm.attention_ref": "number > 0",
-    "llm.restate_from": SHARE,
-    "llm.restate_full": SHARE,
+    "llm.restate_from": "number",
+    "llm.restate_full": "number",
+    "llm.chance_mean": "number in [-1, 1] or null",
+    "llm.chance_std": "number > 0 or null",
     "llm.same_text": SHARE,
     "llm.same_event_text": SHARE,
     "llm.base_url": "text or null",

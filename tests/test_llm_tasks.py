@@ -145,7 +145,9 @@ def test_every_task_has_an_english_and_a_chinese_prompt():
 
 # -- the mock ---------------------------------------------------------------------------
 def test_mock_answers_every_task_from_the_hints():
-    out = calls(MockLLM())
+    # relevance is read in sd above the chance level (issue 25): at chance (0, 0.15) the shown 0.3 is
+    # z = 2, fully relevant; at attention_ref 3.5 the allergy's 3.15 reads as 9
+    out = calls(MockLLM(chance_mean=0.0, chance_std=0.15, attention_ref=3.5))
     assert out["rate_attention"] == 9.0       # follows the allergy's attention (3.15, read as 9), not 10
     s = out["summarize"]
     assert s.facts == (Fact("user.allergy.milk", True, "The user is allergic to milk", 0.8, (1,)),)

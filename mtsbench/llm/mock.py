@@ -2,23 +2,39 @@
 
 rate_attention — the personalised score combines the common-sense salience ``s`` (the
 step's ``salience`` hint, else the cue-word heuristic below) with the associated memories
-j it is shown, each with attention a_j (0-10) and relevance r_j::
+j it is shown, each with attention a_j (0-10) and relevance r_j (the embedder's cosine)::
 
-    g_j    = ramp(r_j; relevance_floor, relevance_full) * (1 - ramp(r_j; restate_from, restate_full))
+    z_j    = (r_j - m) / sd                      (relevance in standard deviations above chance)
+    g_j    = ramp(z_j; relevance_floor, relevance_full) * (1 - ramp(z_j; restate_from, restate_full))
     v_j    = min(10, a_j * 10 / attention_ref)
     target = sum_j g_j v_j / sum_j g_j            (what the item evokes, weighted by relevance)
     score  = s + follow * max_j g_j * max(0, target - s)
 
-with ramp(r; lo, hi) = clip((r - lo) / (hi - lo), 0, 1). The item's attention follows the
+with ramp(x; lo, hi) = clip((x - lo) / (hi - lo), 0, 1). The item's attention follows the
 attention of what it evokes, never the top of the scale: a dull item that bears on a memory
 reads that memory's attention (on the scale of a fresh label: attention decays, so a
 memory still at ``attention_ref`` is read as 10) and is lifted toward it, in proportion to
 how strongly it bears on it; associations never lower the common-sense score. A memory
 bears on the item when related (relevance from ``relevance_floor``, fully at
-``relevance_full``) but not restated: a near-restatement (relevance toward
-``restate_full``) adds nothing new — its memory takes the attention through the
-association's recall, not the new copy — which keeps chatter from feeding chatter (rich
-get richer). Without any association with g > 0 the score is ``s``.
+``relevance_full``) but not restated: the closer to a restatement (relevance from
+``restate_from`` up to ``restate_full``), the less it adds — its memory takes the
+attention through the association's recall, not the new copy — which keeps chatter from
+feeding chatter (rich get richer). Without any association with g > 0 the score is ``s``.
+
+The thresholds are relative (issue 25): the chance level (m, sd) is the mean and standard
+deviation of the embedder's cosines over all 496 pairs of 32 unrelated sentences
+(``mtsbench.llm.chance.CHANCE_TEXTS`` of the item's template language), measured once per
+language on the embedder whose cosines the relevances are (``MemoryAgent`` tells the mock
+through ``calibrate_relevance``; without one, on the default ``Hashing()``). A cosine is
+read as how far above what unrelated texts get, in units of their spread, so an embedder
+whose cosines are all shifted or stretched gives the same z and the same score (z is
+invariant under r -> a + b·r, b > 0; English chance levels: hashing 0.026 ± 0.047,
+all-MiniLM-L6-v2 0.077 ± 0.090). ``chance_mean`` /
+``chance_std`` fix m / sd instead (0 and 1: absolute cosines, the rule before issue 25).
+The default thresholds (1, 2, 2, 10 sd: g rises from 1 to 2 sd above chance, then falls
+linearly to 0 at 10 sd) were chosen on LoCoMo conversations conv-26, 30, 41, 42 and 43 so
+that neither embedder labels more than a quarter of LoCoMo turns 8 or more; ``attention_ref`` (3.0, was 3.5) then so that every bundled expectation passes
+(README "The mechanisms implemented so far").
 
 Heuristic salience without a hint: ``min(10, 2 + 2 * c + q)`` with c the number of
 distinct cue words (``CUE_WORDS``; at most 3) and q = 1 if the text has "!" or "?".
@@ -91,6 +107,7 @@ from ..seeding import generator
 from ..units import DAY
 from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Known, Meter, Relation, Summary,
                    estimate_tokens)
+from .chance import CHANCE_TEXTS, chance_level
 from .prompts import (infer_prompt, judge_relation_prompt, lang, merge_event_prompt, rate_attention_prompt,
                       reassess_belief_prompt, render_fact, same_event_prompt, summarize_prompt)
 from .tasks import keyless
@@ -121,29 +138,46 @@ def heuristic_salience(text: str) -> float:
     return float(min(10, 2 + 2 * min(cues, 3) + q))
 
 
+def relative_relevance(relevance: np.ndarray, chance: tuple[float, float]) -> np.ndarray:
+    """z = (r - m) / sd: a cosine in standard deviations above the embedder's chance level
+    (m, sd), the mean and standard deviation of its cosines of unrelated texts (module docstring).
+
+    >>> relative_relevance(np.array([0.025, 0.125, 0.425]), (0.025, 0.05))
+    array([0., 2., 8.])
+    """
+    mean, sd = chance
+    return (np.asarray(relevance, dtype=float) - mean) / sd
+
+
 def personalised_score(salience: float, attention: np.ndarray, relevance: np.ndarray,
-                       relevance_floor: float = 0.05, relevance_full: float = 0.2, follow: float = 1.0,
-                       attention_ref: float = 3.5, restate_from: float = 0.4, restate_full: float = 0.6) -> float:
-    """s + follow * max_j g_j * max(0, sum_j g_j v_j / sum_j g_j - s) (see module docstring).
+                       relevance_floor: float = 1.0, relevance_full: float = 2.0, follow: float = 1.0,
+                       attention_ref: float = 3.0, restate_from: float = 2.0, restate_full: float = 10.0,
+                       chance: tuple[float, float] = (0.0, 1.0)) -> float:
+    """s + follow * max_j g_j * max(0, sum_j g_j v_j / sum_j g_j - s) (see module docstring),
+    the thresholds in standard deviations above ``chance`` (mean, sd of unrelated cosines).
 
-    A fully relevant memory at 3.15 (read as 9) lifts a dull item to 9, not 10; a
-    half-relevant one (g = 0.5) closes half the gap; dull associations leave it as it was; a
-    near-restatement (relevance 0.7) bears on nothing; a salient item is never lowered:
+    At chance (0.025, 0.05) a cosine 0.125 is z = 2: a fully relevant memory at 2.7 (read
+    as 9) lifts a dull item to 9, not 10; a half-relevant one (0.1, z = 1.5) closes half the
+    gap, and so does a half-restated one (0.325, z = 6); dull associations leave it as it
+    was; a restatement (0.525, z = 10) bears on nothing; a salient item is never lowered:
 
-    >>> personalised_score(1.0, np.array([3.15]), np.array([0.3]))
+    >>> chance = (0.025, 0.05)
+    >>> personalised_score(1.0, np.array([2.7]), np.array([0.125]), chance=chance)
     9.0
-    >>> personalised_score(1.0, np.array([3.15]), np.array([0.125]))
+    >>> personalised_score(1.0, np.array([2.7]), np.array([0.1]), chance=chance)
     5.0
-    >>> personalised_score(2.0, np.array([1.05, 0.7]), np.array([0.3, 0.3]))
+    >>> personalised_score(1.0, np.array([2.7]), np.array([0.325]), chance=chance)
+    5.0
+    >>> personalised_score(2.0, np.array([0.9, 0.6]), np.array([0.125, 0.125]), chance=chance)
     2.5
-    >>> personalised_score(2.0, np.array([9.0]), np.array([0.7]))
+    >>> personalised_score(2.0, np.array([9.0]), np.array([0.525]), chance=chance)
     2.0
-    >>> personalised_score(7.0, np.array([0.8]), np.array([0.3]))
+    >>> personalised_score(7.0, np.array([0.8]), np.array([0.125]), chance=chance)
     7.0
     """
-    r = np.asarray(relevance, dtype=float)
-    g = (np.clip((r - relevance_floor) / (relevance_full - relevance_floor), 0.0, 1.0)
-         * (1.0 - np.clip((r - restate_from) / (restate_full - restate_from), 0.0, 1.0)))
+    z = relative_relevance(relevance, chance)
+    g = (np.clip((z - relevance_floor) / (relevance_full - relevance_floor), 0.0, 1.0)
+         * (1.0 - np.clip((z - restate_from) / (restate_full - restate_from), 0.0, 1.0)))
     if g.sum() <= 0.0:
         return float(salience)
     v = np.minimum(10.0, np.asarray(attention, dtype=float) * 10.0 / attention_ref)
@@ -313,10 +347,10 @@ def _days(seconds: float | None) -> float | None:
 class MockLLM:
     """Deterministic backend for offline runs and CI (see the module docstring)."""
 
-    def __init__(self, seed: int = 0, noise: float = 0.0, relevance_floor: float = 0.05,
-                 relevance_full: float = 0.2, follow: float = 1.0, attention_ref: float = 3.5,
-                 restate_from: float = 0.4, restate_full: float = 0.6, same_text: float = 0.75,
-                 same_event_text: float = 0.3):
+    def __init__(self, seed: int = 0, noise: float = 0.0, relevance_floor: float = 1.0,
+                 relevance_full: float = 2.0, follow: float = 1.0, attention_ref: float = 3.0,
+                 restate_from: float = 2.0, restate_full: float = 10.0, same_text: float = 0.75,
+                 same_event_text: float = 0.3, chance_mean: float | None = None, chance_std: float | None = None):
         self.seed = seed
         self.noise = noise
         self.relevance_floor = relevance_floor
@@ -326,7 +360,32 @@ class MockLLM:
         self.restate_from, self.restate_full = restate_from, restate_full
         self.same_text = same_text
         self.same_event_text = same_event_text
+        self.chance_mean, self.chance_std = chance_mean, chance_std
+        self.embedder = None            # whose cosines the relevances are (calibrate_relevance); None: Hashing()
+        self._chance: dict[str, tuple[float, float]] = {}
         self.meter = Meter()
+
+    def calibrate_relevance(self, embedder) -> None:
+        """Told the embedder whose cosines the associations' relevances are: the chance level
+        is measured on it (``chance``), once per language, when first needed."""
+        self.embedder, self._chance = embedder, {}
+
+    def chance(self, language: str = "en") -> tuple[float, float]:
+        """(mean, sd) of the embedder's cosines of unrelated texts (``CHANCE_TEXTS`` of the
+        item's template language); ``chance_mean`` / ``chance_std`` replace what they set."""
+        key = lang(language)
+        if key not in self._chance:
+            if self.chance_mean is not None and self.chance_std is not None:
+                measured = (0.0, 1.0)
+            else:
+                if self.embedder is None:
+                    from ..embed.hashing import Hashing
+
+                    self.embedder = Hashing()
+                measured = chance_level(self.embedder.embed(list(CHANCE_TEXTS[key])))
+            self._chance[key] = (measured[0] if self.chance_mean is None else float(self.chance_mean),
+                                 measured[1] if self.chance_std is None else float(self.chance_std))
+        return self._chance[key]
 
     def _answer(self, task: str, prompt: str, answer: dict) -> None:
         self.meter.record(task, estimate_tokens(prompt), estimate_tokens(json.dumps(answer, ensure_ascii=False)))
@@ -337,7 +396,7 @@ class MockLLM:
         score = personalised_score(
             s, np.array([a.attention for a in associated]), np.array([a.relevance for a in associated]),
             self.relevance_floor, self.relevance_full, self.follow, self.attention_ref,
-            self.restate_from, self.restate_full)
+            self.restate_from, self.restate_full, self.chance(item.language))
         score = round(_Noise(self.noise, self.seed, "rate_attention", item, associated).bounded(score, 0.0, 10.0), 3)
         self._answer("rate_attention", prompt, {"score": score})
         return score
