@@ -43,13 +43,15 @@ def _wait_for(condition, proc) -> None:
 
 
 @contextmanager
-def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None):
+def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint_ignored: bool = False):
     """``mtsbench run`` of SCENARIOS against a loopback LLM that stops answering once the
     first scenario is checkpointed; yields (process, output dir) when the run is certainly
     inside the second scenario. The server is released and the process killed on exit.
 
     ``chunk_rows``: the runner streams trace and timelines in chunks of that many rows, and
-    the LLM answers 20 more calls first, so the second scenario has streamed (hidden) parts."""
+    the LLM answers 20 more calls first, so the second scenario has streamed (hidden) parts.
+    ``sigint_ignored``: the process starts with SIGINT ignored, as a shell starts a command
+    in the background (``mtsbench run … &``, ``nohup``)."""
     out = tmp_path / "run"
     release, waiting = threading.Event(), threading.Event()
     grace = [20 if chunk_rows else 0]
@@ -68,7 +70,9 @@ def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None):
         command = [*mtsbench_exe(), *args] if chunk_rows is None else [sys.executable, "-c", (
             f"import sys, mtsbench.runner; mtsbench.runner.CHUNK_ROWS = {chunk_rows}; "
             f"from mtsbench.cli import main; sys.exit(main({args!r}))")]
-        proc = subprocess.Popen(command, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
+        proc = subprocess.Popen(command, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=ignore)
         try:
             _wait_for(waiting.is_set, proc)
             yield proc, out
@@ -102,6 +106,24 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code, chunk_rows):
     assert set(pd.read_csv(out / "metrics.csv")["scenario"]) == {"milk_allergy"}
     assert not list(out.glob("*.partial")) and not list(out.glob(".*.tmp-*"))
     assert not (out / "failure.json").exists()
+
+
+def test_sigint_stops_a_run_started_in_the_background(tmp_path):
+    """Issue 28, item 8: a run started with SIGINT ignored (``&``, ``nohup``) stops on SIGINT
+    as one in the foreground does: one line, exit 130, the finished scenario kept."""
+    with stalled_after_first_scenario(tmp_path, sigint_ignored=True) as (proc, out):
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("mtsbench run ignored SIGINT")
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "interrupted by SIGINT after 1 of 3 scenarios" in lines[0], err
+    assert "Traceback" not in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["scenarios_done"] == ["milk_allergy"]
 
 
 @pytest.mark.parametrize("chunk_rows", [None, 5])
