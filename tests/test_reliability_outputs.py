@@ -189,6 +189,18 @@ def test_a_full_disk_while_streaming_is_one_line_and_no_complete_summary(tmp_pat
     assert not list(out.glob(".*.tmp-*"))
 
 
+def test_a_full_disk_while_hydra_writes_its_folder_is_one_line(tmp_path):
+    """Issue 28, item 7: a disk that fills while ``.hydra/`` is written gave Hydra's traceback
+    (exit 1) and no marker; now one line naming the place, exit 2, failure.json, no summary."""
+    r, out = _run_with_failing_writes(tmp_path, ("config.yaml", "hydra.yaml", "overrides.yaml"))
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "No space left on device" in lines[0] and ".hydra" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (out / "summary.json").exists()                          # nothing presented as complete
+    assert "No space left" in json.loads((out / "failure.json").read_text())["error"]
+
+
 def test_a_disk_that_takes_nothing_leaves_no_empty_or_complete_file(tmp_path):
     names = ("results.parquet", "summary.json", "failure.json", "metrics.csv", "trace.parquet", "timelines.parquet",
              "report.md")
@@ -214,6 +226,26 @@ def test_report_to_an_unwritable_place_is_one_line(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     r = cli("report", tmp_path / "run", "--out", "/proc/x/report")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot write" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("damaged", ["results.parquet", "trace.parquet"])
+def test_report_and_calibrate_refuse_a_truncated_table(cli, tmp_path, damaged):
+    """Issue 28, item 7: a complete run whose results.parquet (or trace.parquet) was cut short
+    gave a normal-looking report and calibration, exit 0; each now refuses in one line
+    naming the file, exit 2."""
+    r = cli("run", "scenarios=[milk_allergy]", "system=bm25", f"hydra.run.dir={tmp_path / 'good'}")
+    assert r.returncode == 0, r.stderr
+    shutil.copytree(tmp_path / "good", tmp_path / "cut")
+    path = tmp_path / "cut" / damaged
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    for args in (("report", tmp_path / "cut", "--out", tmp_path / "report"),
+                 ("calibrate", tmp_path / "good", tmp_path / "cut", "--out", tmp_path / "calibration")):
+        r = cli(*args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"mtsbench: {path}: damaged") and "Traceback" not in r.stderr
+        assert r.stdout == ""
+    assert not (tmp_path / "report" / "report.md").exists() and not (tmp_path / "calibration").exists()
+    assert cli("report", tmp_path / "good", "--out", tmp_path / "report").returncode == 0   # the intact run
 
 
 def test_a_complete_run_says_so(cli, tmp_path):
