@@ -3,7 +3,8 @@
 Every error the user can cause is printed as one line on stderr (through
 ``errors.redact``) with exit code 2: a bad override, scenario or LLM setup, an output
 directory that cannot be written (checked before anything runs: ``writable``), a full disk.
-A run stopped by SIGINT/SIGTERM exits 130/143 with one line, keeping what it did; one in
+A run stopped by SIGINT/SIGTERM exits 130/143 with one line, keeping what it did (also one
+started in the background, which inherits SIGINT ignored: ``run`` installs both handlers); one in
 which more than ``llm.max_failure_rate`` of the LLM calls failed warns and exits 3.
 ``mtsbench run -m --resume DIR`` re-runs the jobs of sweep DIR that are not complete.
 """
@@ -47,11 +48,42 @@ def run_main(argv: list[str]) -> int:
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
     from . import workers
 
+    previous = _own_signals()
     try:
         workers.start(argv)     # a sweep here: its workers' server imports while the sweep is checked
         return _run_main(argv)
+    except (KeyboardInterrupt, Interrupted) as stop:    # before Hydra started the run or sweep
+        return _fail(f"interrupted by {signal_name(stop)} before the run started", exit_code(stop))
     finally:
         workers.stop()
+        _restore_signals(previous)
+
+
+def _stop_on_sigterm(signum, frame):
+    raise Interrupted(signum)
+
+
+def _own_signals() -> list:
+    """SIGINT raises KeyboardInterrupt and SIGTERM ``Interrupted`` from here on, whatever the
+    process inherited: a command started in the background (``mtsbench run … &``, ``nohup``)
+    inherits SIGINT ignored, and Python then installs no handler of its own, so Ctrl-C or
+    ``kill -INT`` would never stop it. A sweep's workers, started after this, inherit the
+    default disposition, not the ignored one. Returns the handlers replaced (none off the
+    main thread, where signals are not ours to change)."""
+    import signal
+
+    try:
+        return [(s, signal.signal(s, handler)) for s, handler in
+                ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, _stop_on_sigterm))]
+    except ValueError:          # not the main thread
+        return []
+
+
+def _restore_signals(previous: list) -> None:
+    import signal
+
+    for s, handler in previous:
+        signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
 
 def _run_main(argv: list[str]) -> int:

@@ -185,6 +185,7 @@ RULES: dict[str, str] = {
     "llm.max_tokens": "integer >= 1 or null",
     "llm.timeout": "number > 0",
     "llm.max_retries": "integer >= 0",
+    "llm.max_retry_wait": "number >= 0",      # seconds; a longer Retry-After is cut to it
     "llm.response_format": "one of json_schema, json_object, text",
     "llm.on_failure": "one of raise, skip",
     "llm.record": "text or null",

@@ -171,11 +171,30 @@ def _run_composed(hydra_, task, cfg: DictConfig):
     configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
     callbacks = Callbacks(cfg)
     callbacks.on_run_start(config=cfg, config_name="config")
-    ret = run_job(hydra_context=HydraContext(config_loader=hydra_.config_loader, callbacks=callbacks),
-                  task_function=task, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None)
+    try:
+        ret = run_job(hydra_context=HydraContext(config_loader=hydra_.config_loader, callbacks=callbacks),
+                      task_function=task, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None)
+    except OSError as e:    # Hydra's own writes around the task (the task's errors are app()'s): .hydra/, the log
+        _say(setup_failed(Path(str(cfg.hydra.run.dir)), e))
+        sys.exit(2)
     callbacks.on_run_end(config=cfg, config_name="config", job_return=ret)
     _ = ret.return_value            # the job's exception, raised here as Hydra.run does
     return ret
+
+
+def setup_failed(out: Path, e: OSError) -> str:
+    """The one line of a job whose folder Hydra could not set up (a full disk while it wrote
+    ``.hydra/`` or opened the log): no summary.json is written, and ``failure.json`` marks
+    the folder failed if it can still be written."""
+    from .errors import OutputError
+    from .sweep import record_failure
+
+    error = OutputError(e.filename or out / ".hydra", e)
+    try:
+        record_failure(out, error)
+    except Exception:  # noqa: BLE001 - the disk takes nothing more: the line says what went wrong
+        pass
+    return str(error)
 
 
 def _failure_warning(out: Path) -> str | None:

@@ -5,7 +5,9 @@ invented value; ``raise``: one line). Through the CLI, metrics.csv's LLM account
 add up to summary.json's, and a run with too many failed calls warns and exits 3."""
 
 import json
+import logging
 import math
+import time
 
 import pandas as pd
 import pytest
@@ -22,6 +24,8 @@ def impressions(ttl_days: float) -> str:
 
 
 BAD_TTL = impressions(1e308)
+# a chat completion whose valid answer (to infer) comes with the usage given (%-formatted in)
+COMPLETION = b'{"choices": [{"message": {"role": "assistant", "content": "{\\"impressions\\": []}"}}], "usage": %s}'
 
 # every fault mode: the replies the server sends (repeated for every request of the call)
 FAULTS = {
@@ -33,6 +37,13 @@ FAULTS = {
     "http_200_truncated_json": Reply(200, raw=b'{"id": "x", "choices": [{"message": {"cont'),
     "http_200_empty_body": Reply(200, raw=b""),
     "http_200_no_choices": Reply(200, raw=b'{"id": "x", "object": "chat.completion"}'),
+    # HTTP 200 bodies that are JSON but no chat completion (issue 28, item 4): the shape is checked
+    "http_200_choices_not_a_list": Reply(200, raw=b'{"choices": "nope"}'),
+    "http_200_choices_of_numbers": Reply(200, raw=b'{"choices": [1, 2]}'),
+    "http_200_tokens_not_a_number": Reply(200, raw=COMPLETION % b'{"prompt_tokens": "abc", "completion_tokens": 1}'),
+    "http_200_tokens_1e999": Reply(200, raw=COMPLETION % b'{"prompt_tokens": 1e999, "completion_tokens": 1}'),
+    "http_200_content_1e999": Reply(200, raw=b'{"choices": [{"message": {"content": 1e999}}]}'),
+    "http_200_a_json_list": Reply(200, raw=b'[1, 2]'),
     "answer_not_json": Reply(200, content="I think it is about a seven."),
     "answer_off_schema": Reply(200, content='{"impressions": "none"}'),
     "answer_absurd_ttl_1e308": Reply(200, content=BAD_TTL),
@@ -116,3 +127,67 @@ def test_a_higher_limit_lets_the_same_run_pass(cli, tmp_path):
                 "llm.on_failure=skip", "llm.max_retries=0", "llm.max_failure_rate=1", f"hydra.run.dir={tmp_path}/r")
     assert r.returncode == 0, r.stderr
     assert "llm.max_failure_rate" not in r.stderr
+
+
+MALFORMED_200 = [b'{"choices": "nope"}', b'{"choices": [1, 2]}',
+                 COMPLETION % b'{"prompt_tokens": "abc", "completion_tokens": 1}',
+                 COMPLETION % b'{"prompt_tokens": 1e999, "completion_tokens": 1}']
+
+
+@pytest.mark.parametrize("body", MALFORMED_200, ids=["choices_nope", "choices_1_2", "tokens_abc", "tokens_1e999"])
+def test_a_malformed_200_is_retried_then_the_good_answer_is_used(body):
+    """Issue 28, item 4: the shape of every answer is checked before it is read."""
+    with FakeOpenAI() as server:
+        server.push(Reply(200, raw=body))
+        llm = backend(server)
+        assert llm.infer(ITEM, []) == ()
+        assert (llm.meter.calls, llm.meter.retries, llm.meter.failures) == (1, 1, 0)
+
+
+def test_malformed_200_answers_are_counted_failures_in_a_run(cli, tmp_path):
+    """Issue 28, item 4, through the CLI: with llm.on_failure=skip, answers of the wrong shape
+    were AttributeError/ValueError/OverflowError and exit 1 with llm_failures 0; each is now a
+    retried, counted failure (here every call fails: exit 3, too many failed calls)."""
+    with FakeOpenAI() as server:
+        server.push(*[Reply(200, raw=MALFORMED_200[i % 4]) for i in range(5000)])
+        r = cli("run", "scenarios=[cold_then_fever]", "llm=openai", f"llm.base_url={server.url}", "llm.model=fake",
+                "llm.on_failure=skip", "llm.max_retries=1", f"hydra.run.dir={tmp_path / 'run'}")
+    assert r.returncode == 3, r.stderr
+    assert not any(e in r.stderr for e in ("Traceback", "AttributeError", "ValueError", "OverflowError"))
+    overall = json.loads((tmp_path / "run" / "summary.json").read_text())["overall"]
+    assert overall["llm_failures"] == overall["llm_calls"] > 0
+    assert overall["llm_retries"] == overall["llm_calls"]           # each call re-sent once, then failed
+
+
+def test_a_long_retry_after_is_cut_to_max_retry_wait_and_said(caplog):
+    """Issue 28, item 6: ``Retry-After: 100`` slept 100 s per retry whatever llm.timeout; the
+    wait is now at most llm.max_retry_wait, with a warning naming both."""
+    with FakeOpenAI() as server:
+        server.push(Reply(429, headers={"retry-after": "100"}), Reply(429, headers={"retry-after": "100"}))
+        llm = backend(server, max_retry_wait=0.2)
+        began = time.monotonic()
+        with caplog.at_level(logging.WARNING, logger="mtsbench.llm.openai_backend"):
+            assert llm.infer(ITEM, []) == ()
+        assert 0.4 <= time.monotonic() - began < 10
+        assert (llm.meter.retries, llm.meter.failures, len(server.requests)) == (2, 0, 3)
+    said = [r.getMessage() for r in caplog.records if "Retry-After" in r.getMessage()]
+    assert len(said) == 2 and "wait 100 s" in said[0] and "llm.max_retry_wait=0.2 s" in said[0]
+
+
+@pytest.mark.parametrize("asked", ["121", "100000", "1e999", "Wed, 21 Oct 2099 07:28:00 GMT"])
+def test_a_retry_after_above_two_minutes_is_still_retried(asked):
+    """Issue 28, item 6: the openai client does not retry at all when Retry-After is above
+    120 s; every fault is retried here, after the capped wait, then counted."""
+    with FakeOpenAI() as server:
+        server.push(*[Reply(503, headers={"retry-after": asked})] * 3)
+        llm = backend(server, max_retry_wait=0.05, on_failure="skip")
+        began = time.monotonic()
+        assert llm.infer(ITEM, []) is None
+        assert time.monotonic() - began < 10
+        assert len(server.requests) == 3 and (llm.meter.retries, llm.meter.failures) == (2, 1)
+
+
+def test_a_negative_max_retry_wait_is_one_line(cli, tmp_path):
+    r = cli("run", "scenarios=[milk_allergy]", "llm=openai", "llm.base_url=http://127.0.0.1:9/v1", "llm.model=m",
+            "llm.max_retry_wait=-1", f"hydra.run.dir={tmp_path / 'run'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "llm.max_retry_wait" in r.stderr, r.stderr

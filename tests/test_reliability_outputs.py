@@ -43,13 +43,15 @@ def _wait_for(condition, proc) -> None:
 
 
 @contextmanager
-def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None):
+def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint_ignored: bool = False):
     """``mtsbench run`` of SCENARIOS against a loopback LLM that stops answering once the
     first scenario is checkpointed; yields (process, output dir) when the run is certainly
     inside the second scenario. The server is released and the process killed on exit.
 
     ``chunk_rows``: the runner streams trace and timelines in chunks of that many rows, and
-    the LLM answers 20 more calls first, so the second scenario has streamed (hidden) parts."""
+    the LLM answers 20 more calls first, so the second scenario has streamed (hidden) parts.
+    ``sigint_ignored``: the process starts with SIGINT ignored, as a shell starts a command
+    in the background (``mtsbench run … &``, ``nohup``)."""
     out = tmp_path / "run"
     release, waiting = threading.Event(), threading.Event()
     grace = [20 if chunk_rows else 0]
@@ -68,7 +70,9 @@ def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None):
         command = [*mtsbench_exe(), *args] if chunk_rows is None else [sys.executable, "-c", (
             f"import sys, mtsbench.runner; mtsbench.runner.CHUNK_ROWS = {chunk_rows}; "
             f"from mtsbench.cli import main; sys.exit(main({args!r}))")]
-        proc = subprocess.Popen(command, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
+        proc = subprocess.Popen(command, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=ignore)
         try:
             _wait_for(waiting.is_set, proc)
             yield proc, out
@@ -102,6 +106,24 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code, chunk_rows):
     assert set(pd.read_csv(out / "metrics.csv")["scenario"]) == {"milk_allergy"}
     assert not list(out.glob("*.partial")) and not list(out.glob(".*.tmp-*"))
     assert not (out / "failure.json").exists()
+
+
+def test_sigint_stops_a_run_started_in_the_background(tmp_path):
+    """Issue 28, item 8: a run started with SIGINT ignored (``&``, ``nohup``) stops on SIGINT
+    as one in the foreground does: one line, exit 130, the finished scenario kept."""
+    with stalled_after_first_scenario(tmp_path, sigint_ignored=True) as (proc, out):
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("mtsbench run ignored SIGINT")
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "interrupted by SIGINT after 1 of 3 scenarios" in lines[0], err
+    assert "Traceback" not in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["scenarios_done"] == ["milk_allergy"]
 
 
 @pytest.mark.parametrize("chunk_rows", [None, 5])
@@ -167,6 +189,18 @@ def test_a_full_disk_while_streaming_is_one_line_and_no_complete_summary(tmp_pat
     assert not list(out.glob(".*.tmp-*"))
 
 
+def test_a_full_disk_while_hydra_writes_its_folder_is_one_line(tmp_path):
+    """Issue 28, item 7: a disk that fills while ``.hydra/`` is written gave Hydra's traceback
+    (exit 1) and no marker; now one line naming the place, exit 2, failure.json, no summary."""
+    r, out = _run_with_failing_writes(tmp_path, ("config.yaml", "hydra.yaml", "overrides.yaml"))
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.startswith("mtsbench:")]
+    assert len(lines) == 1 and "No space left on device" in lines[0] and ".hydra" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (out / "summary.json").exists()                          # nothing presented as complete
+    assert "No space left" in json.loads((out / "failure.json").read_text())["error"]
+
+
 def test_a_disk_that_takes_nothing_leaves_no_empty_or_complete_file(tmp_path):
     names = ("results.parquet", "summary.json", "failure.json", "metrics.csv", "trace.parquet", "timelines.parquet",
              "report.md")
@@ -192,6 +226,26 @@ def test_report_to_an_unwritable_place_is_one_line(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     r = cli("report", tmp_path / "run", "--out", "/proc/x/report")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot write" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("damaged", ["results.parquet", "trace.parquet"])
+def test_report_and_calibrate_refuse_a_truncated_table(cli, tmp_path, damaged):
+    """Issue 28, item 7: a complete run whose results.parquet (or trace.parquet) was cut short
+    gave a normal-looking report and calibration, exit 0; each now refuses in one line
+    naming the file, exit 2."""
+    r = cli("run", "scenarios=[milk_allergy]", "system=bm25", f"hydra.run.dir={tmp_path / 'good'}")
+    assert r.returncode == 0, r.stderr
+    shutil.copytree(tmp_path / "good", tmp_path / "cut")
+    path = tmp_path / "cut" / damaged
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    for args in (("report", tmp_path / "cut", "--out", tmp_path / "report"),
+                 ("calibrate", tmp_path / "good", tmp_path / "cut", "--out", tmp_path / "calibration")):
+        r = cli(*args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"mtsbench: {path}: damaged") and "Traceback" not in r.stderr
+        assert r.stdout == ""
+    assert not (tmp_path / "report" / "report.md").exists() and not (tmp_path / "calibration").exists()
+    assert cli("report", tmp_path / "good", "--out", tmp_path / "report").returncode == 0   # the intact run
 
 
 def test_a_complete_run_says_so(cli, tmp_path):

@@ -314,7 +314,7 @@ class LocalLLM:
                  server_url: str | None = None, temperature: float = 0.0, seed: int | None = None,
                  max_tokens: int | None = 512, timeout: float = 300.0, max_retries: int = 1,
                  response_format: str = "json_schema", on_failure: str = "raise", record: str | None = None,
-                 max_failure_rate: float = 0.05):
+                 max_failure_rate: float = 0.05, max_retry_wait: float = 30.0):
         self.model = model
         self.model_path = model_path
         self.threads = threads
@@ -331,6 +331,7 @@ class LocalLLM:
         self.on_failure = on_failure
         self.record = record
         self.max_failure_rate = max_failure_rate     # read by the run's report, as for llm=openai
+        self.max_retry_wait = max_retry_wait
         self.meter = Meter()
 
     @property
@@ -371,7 +372,7 @@ class LocalLLM:
         chat = OpenAILLM(base_url=url + "/v1", model=name, api_key_env="", temperature=self.temperature,
                          seed=self.seed, max_tokens=self.max_tokens, timeout=self.timeout,
                          max_retries=self.max_retries, response_format=self.response_format,
-                         on_failure=self.on_failure, record=self.record)
+                         on_failure=self.on_failure, record=self.record, max_retry_wait=self.max_retry_wait)
         chat.meter = self.meter                 # one meter: the runner reads this backend's
         self.chat_ = chat
         return chat

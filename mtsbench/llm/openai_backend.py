@@ -3,12 +3,22 @@
 Configuration (``configs/llm/openai.yaml``): ``base_url`` and ``model`` (both required),
 ``api_key_env`` (the *name* of the environment variable holding the key; a missing
 variable is fine for servers that need none), ``temperature``, ``seed`` and ``max_tokens``
-(sent when not null), ``timeout`` (seconds per request) and ``max_retries`` (the client's
-retries of 408/409/429/5xx, timeouts and connection errors, honouring Retry-After),
+(sent when not null), ``timeout`` (seconds per request), ``max_retries`` (re-sends of a
+request that failed: 408/409/429/5xx, a timeout, a connection error, a 200 that is no chat
+completion), ``max_retry_wait`` (the longest wait before a re-send, seconds),
 ``response_format`` (the first structured-output mode to try), ``on_failure`` (``raise``
 or ``skip``, see ``chat.py``), ``record`` (a cassette path, or null) and
 ``max_failure_rate`` (stored for the run: above this share of failed calls ``mtsbench
 run`` warns and exits 3).
+
+Retries are ours, not the client's (it is built with ``max_retries=0``): every fault above
+is re-sent up to ``max_retries`` times, after the wait the server asks (``Retry-After`` or
+``retry-after-ms``, in seconds or as a date) or else an exponential backoff (0.5 s, 1 s,
+2 s, ... up to 8 s), never longer than ``max_retry_wait``. A longer wait asked is cut to
+``max_retry_wait`` and said so in a warning; it is still retried (the client itself would
+sleep up to 120 s per retry and not retry at all above that). A server's
+``x-should-retry: true/false`` is obeyed. A 400-499 other than 408, 409 and 429 is not
+retried.
 
 The key is read from the environment when the client is built and is held only by the
 client: it is never on a config node, in a cassette line or a log, and it is registered
@@ -16,8 +26,12 @@ with ``errors.register_secret`` so no error message, ``failure.json`` traceback 
 line shows it (a server echoing the Authorization header included).
 
 An HTTP 200 whose body is not JSON or not a chat completion (a proxy's HTML page, a
-truncated body) is re-sent up to ``max_retries`` times (counted as retries), then fails
-the call like a transport error (``on_failure`` decides; counted in ``llm_failures``).
+truncated body, ``{"choices": "nope"}``, token counts that are not whole numbers) is
+re-sent up to ``max_retries`` times (counted as retries), then fails the call like a
+transport error (``on_failure`` decides; counted in ``llm_failures``). Every answer's
+shape is checked against ``Completion`` (a pydantic model of the fields read: at least one
+choice with a message whose content is a string or null, and ``usage`` token counts that
+are integers from 0 to 2**31 - 1, or absent) before anything is read from it.
 
 Constructing only stores the parameters (under their own names, as given). The first
 task call checks them (the one-line ``LLMError`` of a missing ``base_url``/``model`` or a
@@ -32,26 +46,31 @@ schema); a server that rejects it (HTTP 400 or 422, or HTTP 500 whose body names
 the task's schema under ``schema``, which llama.cpp servers enforce; most others ignore it),
 then with no response_format (the JSON is then found in the text). A 500 naming
 ``response_format`` is not retried by the client (the same request would fail again); any
-other 500 is a transport error, retried by the client. The first mode that works is
+other 500 is a transport error, retried. The first mode that works is
 remembered for (base_url, model) for the rest of the process. 401, 403 and 404 mean the
 key, model or URL is wrong and always raise, whatever ``on_failure`` says.
 
 Tokens come from the response's ``usage``; a server that sends none is charged the
 estimate of ``base.estimate_tokens``. Retries are counted by watching every HTTP request
-the client sends; a request's re-sends (transport retries and response-format fallbacks)
+the client sends; a request's re-sends (fault retries and response-format fallbacks)
 are its ``retries``. The HTTP library's per-request INFO log lines are silenced (its
 loggers are set to WARNING unless configured).
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
 import logging
+import math
 import os
+import random
+import time
 from functools import cached_property
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import openai
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from . import cassette
 from ..errors import redact, register_secret
@@ -65,6 +84,8 @@ MODES = ("json_schema", "json_object", "text")
 REJECTED = (400, 422)          # a server refusing the response_format it was sent
 FORMAT_FAULT = 500             # ... or failing on it, when the error body names response_format
 MISCONFIGURED = (401, 403, 404)
+RETRIED = (408, 409, 429)      # and every 5xx: as the openai client retries
+BACKOFF = (0.5, 8.0)           # first and longest backoff without a Retry-After, seconds
 
 
 class OpenAILLM(ChatLLM):
@@ -76,7 +97,8 @@ class OpenAILLM(ChatLLM):
     def __init__(self, base_url: str | None = None, model: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
                  timeout: float = 60.0, max_retries: int = 2, response_format: str = "json_schema",
-                 on_failure: str = "raise", record: str | None = None, max_failure_rate: float = 0.05):
+                 on_failure: str = "raise", record: str | None = None, max_failure_rate: float = 0.05,
+                 max_retry_wait: float = 30.0):
         self.base_url = base_url
         self.model = model
         self.api_key_env = api_key_env
@@ -89,6 +111,7 @@ class OpenAILLM(ChatLLM):
         self.on_failure = on_failure
         self.record = record
         self.max_failure_rate = max_failure_rate
+        self.max_retry_wait = max_retry_wait
         self.meter = Meter()
 
     # -- derived on first use -----------------------------------------------------------
@@ -99,11 +122,17 @@ class OpenAILLM(ChatLLM):
             raise LLMError("llm.model is not set (the model name the server serves)")
         if self.response_format not in MODES:
             raise LLMError(f"llm.response_format must be one of {', '.join(MODES)}, got {self.response_format!r}")
+        try:
+            wait = float(self.max_retry_wait)
+        except (TypeError, ValueError):
+            wait = math.nan
+        if not 0 <= wait < math.inf:
+            raise LLMError(f"llm.max_retry_wait must be a number of seconds >= 0, got {self.max_retry_wait!r}")
         params = {k: v for k, v in (("temperature", self.temperature), ("seed", self.seed),
                                     ("max_tokens", self.max_tokens)) if v is not None}
         return {"backend_": self.backend, "model_": str(self.model), "params_": params,
                 "base_url_": str(self.base_url), "record_": str(self.record) if self.record else None,
-                "requests_": 0}
+                "requests_": 0, "max_wait_": wait}
 
     @cached_property
     def client_(self) -> openai.OpenAI:
@@ -112,12 +141,11 @@ class OpenAILLM(ChatLLM):
         for name in ("httpx", "httpx2"):  # one INFO line per request would drown a run's log
             if logging.getLogger(name).level == logging.NOTSET:
                 logging.getLogger(name).setLevel(logging.WARNING)
-        http = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request],
-                                                      "response": [_no_retry_of_a_format_fault]})
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._count_request]})
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         register_secret(key)                  # every error message and failure.json leave it out
         return openai.OpenAI(api_key=key or "unused", base_url=self.base_url_, timeout=float(self.timeout),
-                             max_retries=int(self.max_retries), http_client=http)
+                             max_retries=0, http_client=http)   # retries are ours (_send): waits capped
 
     def __getstate__(self) -> dict:
         """Everything but the client (it holds locks and counts into this instance): a copy
@@ -142,22 +170,19 @@ class OpenAILLM(ChatLLM):
         client = self.client_
         before = self.requests_
         modes = self._modes()
-        garbled = 0                                 # HTTP 200 answers that were no chat completion
+        faults = 0                                  # failed requests so far, each re-sent while the budget lasts
         i = 0
         while i < len(modes):
             mode = modes[i]
             extra = {"response_format": rf} if (rf := format_field(task, mode)) else {}
+            asked = None                            # the wait the server asked for, seconds
             try:
-                response = client.chat.completions.create(model=self.model_, messages=messages,
-                                                          **self.params_, **extra)
-                if not hasattr(response, "choices"):
-                    raise ValueError(f"a {type(response).__name__} body, not a chat completion")
-            except ValueError as e:                 # a 200 whose body is not JSON: re-sent, then a failure
-                garbled += 1
-                if garbled <= int(self.max_retries):
-                    continue
-                return self._give_up(task, messages, key, mode, f"HTTP 200 from {self.base_url_} with a body "
-                                     f"that is not a chat completion ({self._scrub(str(e))})", before)
+                raw = client.chat.completions.with_raw_response.create(model=self.model_, messages=messages,
+                                                                       **self.params_, **extra)
+                completion = parse_completion(raw.content)
+            except Malformed as e:                  # a 200 that is no chat completion: re-sent, then a failure
+                reason = (f"HTTP 200 from {self.base_url_} with a body that is not a chat completion "
+                          f"({self._scrub(str(e))})")
             except openai.APIStatusError as e:
                 if (e.status_code in REJECTED or _format_fault(e.response)) and i + 1 < len(modes):
                     log.warning("%s rejected response_format %s (HTTP %s); trying %s", self.base_url_, mode,
@@ -167,25 +192,46 @@ class OpenAILLM(ChatLLM):
                 reason = f"HTTP {e.status_code} from {self.base_url_}: {self._scrub(_message(e))}"
                 if e.status_code in MISCONFIGURED:
                     raise LLMError(reason, task=task.name) from None
-                return self._give_up(task, messages, key, mode, reason, before)
+                if not _retried(e.response):
+                    return self._give_up(task, messages, key, mode, reason, before)
+                asked = retry_after(e.response.headers)
             except openai.APITimeoutError:
-                return self._give_up(task, messages, key, mode, f"no answer within llm.timeout={self.timeout:g} s",
-                                     before)
+                reason = f"no answer within llm.timeout={self.timeout:g} s"
             except openai.APIConnectionError as e:
-                return self._give_up(task, messages, key, mode, f"cannot connect to {self.base_url_} "
-                                     f"({self._scrub(str(e.__cause__ or e))})", before)
+                reason = f"cannot connect to {self.base_url_} ({self._scrub(str(e.__cause__ or e))})"
             except openai.OpenAIError as e:
                 return self._give_up(task, messages, key, mode, f"unusable response ({self._scrub(str(e))})", before)
-            self.working_mode[(self.base_url_, self.model_)] = mode
-            return self._answered(task, messages, key, mode, response, before)
+            else:
+                self.working_mode[(self.base_url_, self.model_)] = mode
+                return self._answered(task, messages, key, mode, completion, before)
+            faults += 1
+            if faults > int(self.max_retries):
+                return self._give_up(task, messages, key, mode, reason, before)
+            self._wait(asked, faults, task)
         raise AssertionError("unreachable: the last mode never moves on")
 
-    def _answered(self, task: Task, messages: list[dict], key: str, mode: str, response, before: int) -> Exchange:
-        choices = getattr(response, "choices", None) or []
-        text = (choices[0].message.content if choices and choices[0].message else None) or ""
-        usage = getattr(response, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
+    def _wait(self, asked: float | None, faults: int, task: Task) -> None:
+        """Sleep before re-sending: the wait the server ``asked`` (else a backoff growing with
+        the ``faults`` so far), at most ``max_wait_``; a longer wait asked is said and cut."""
+        if asked is None:
+            wait = min(BACKOFF[0] * 2.0 ** min(faults - 1, 32), BACKOFF[1]) * (1 - 0.25 * random.random())
+        else:
+            wait = max(0.0, asked)
+        if wait > self.max_wait_:
+            if asked is not None:
+                log.warning("%s asked to wait %s s before retrying task %s (Retry-After); waiting "
+                            "llm.max_retry_wait=%g s instead", self.base_url_, f"{asked:g}", task.name,
+                            self.max_wait_)
+            wait = self.max_wait_
+        if wait > 0:
+            time.sleep(wait)
+
+    def _answered(self, task: Task, messages: list[dict], key: str, mode: str, completion: "Completion",
+                  before: int) -> Exchange:
+        text = completion.choices[0].message.content or ""
+        usage = completion.usage
+        prompt_tokens = usage.prompt_tokens if usage else None
+        completion_tokens = usage.completion_tokens if usage else None
         if prompt_tokens is None:
             prompt_tokens = sum(estimate_tokens(m["content"]) for m in messages)
         if completion_tokens is None:
@@ -240,15 +286,97 @@ def _format_fault(response) -> bool:
         return False
 
 
-def _no_retry_of_a_format_fault(response) -> None:
-    """Response hook: a format fault of a request that sent a response_format gets
-    ``x-should-retry: false``, so the client raises it at once and ``_send`` falls back."""
-    if response.status_code != FORMAT_FAULT:
-        return
+TOKENS = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Message(_Part):
+    content: StrictStr | None = None
+
+
+class Choice(_Part):
+    message: Message
+
+
+class Usage(_Part):
+    prompt_tokens: TOKENS | None = None
+    completion_tokens: TOKENS | None = None
+
+
+class Completion(_Part):
+    """The fields of a chat completion that are read, with their shapes (other fields are
+    ignored): at least one choice with a message, token counts that are whole numbers."""
+
+    choices: Annotated[list[Choice], Field(min_length=1)]
+    usage: Usage | None = None
+
+
+class Malformed(ValueError):
+    """An HTTP 200 body that is not a chat completion (its str: what is wrong, one line)."""
+
+
+def parse_completion(body: bytes) -> Completion:
+    """The chat completion in an HTTP 200 ``body``, its shape checked; ``Malformed`` if it is
+    not one.
+
+    >>> parse_completion(b'{"choices": [{"message": {"content": "hi"}}]}').choices[0].message.content
+    'hi'
+    >>> for bad in (b'<html>', b'{"choices": "nope"}', b'{"choices": [1]}',
+    ...             b'{"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": 1e999}}'):
+    ...     try:
+    ...         parse_completion(bad)
+    ...     except Malformed as e:
+    ...         print(e)
+    not JSON: Expecting value: line 1 column 1 (char 0)
+    choices: Input should be a valid list
+    choices.0: Input should be a valid dictionary or instance of Choice
+    usage.prompt_tokens: Input should be a valid integer
+    """
     try:
-        sent = json.loads(response.request.content or b"{}").get("response_format")
-        response.read()
-    except Exception:  # noqa: BLE001 - leave anything unexpected to the client's own handling
-        return
-    if sent is not None and _format_fault(response):
-        response.headers["x-should-retry"] = "false"
+        data = json.loads(body)
+    except (ValueError, RecursionError) as e:      # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise Malformed(f"not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise Malformed(f"a JSON {type(data).__name__}, not an object")
+    try:
+        return Completion.model_validate(data)
+    except ValidationError as e:
+        raise Malformed("; ".join(f"{'.'.join(map(str, err['loc'])) or 'body'}: {err['msg']}"
+                                  for err in e.errors(include_url=False)[:3])) from None
+
+
+def retry_after(headers) -> float | None:
+    """The wait in seconds a response's ``retry-after-ms`` or ``Retry-After`` header asks
+    (seconds, or an HTTP date), None if it asks none readable.
+
+    >>> retry_after({"retry-after": "100"}), retry_after({"retry-after-ms": "250"}), retry_after({})
+    (100.0, 0.25, None)
+    >>> retry_after({"retry-after": "1e999"}), retry_after({"retry-after": "soon"})
+    (inf, None)
+    """
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / scale
+        except ValueError:
+            continue
+        return None if math.isnan(seconds) else seconds
+    try:
+        date = email.utils.parsedate_tz(headers.get("retry-after") or "")
+        return None if date is None else float(email.utils.mktime_tz(date) - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _retried(response) -> bool:
+    """Whether a failed response is re-sent: the server's ``x-should-retry`` if it says, else
+    408, 409, 429 and every 5xx (as the openai client decides)."""
+    said = response.headers.get("x-should-retry")
+    if said in ("true", "false"):
+        return said == "true"
+    return response.status_code in RETRIED or response.status_code >= 500

@@ -13,7 +13,11 @@ A job's status (``job_status``, the ``status`` column of ``summary.csv``):
   finished, or killed outright);
 - ``never started``: in ``jobs.json`` but without a directory.
 
-Every job gets its row, so the others report.
+Every job gets its row, so the others report. A job that says ``complete`` but whose
+``results.parquet``, ``trace.parquet`` or ``timelines.parquet`` cannot be read (a truncated
+copy, a disk that filled afterwards) is not reported at all: ``find_jobs`` raises
+``ReportError`` naming the file (``mtsbench report`` and ``mtsbench calibrate``: one line,
+exit 2), since numbers read around it would look complete.
 """
 
 from __future__ import annotations
@@ -82,8 +86,31 @@ def read_job(d: Path, num: int, overrides: list[str] | None = None) -> Job:
     elif job.status != "ok":
         job.error = f"{summary.get('status')}{_how_far(summary)}"
     else:
+        check_tables(d)
         job.summary = summary
     return job
+
+
+TABLES = ("results.parquet", "trace.parquet", "timelines.parquet")
+
+
+def check_tables(d: Path) -> None:
+    """``ReportError`` (one line, naming the file) if one of the parquet files of complete
+    job ``d`` is there but cannot be read: its footer (the schema and where every row group
+    lies, at the file's end) is read, which a truncated file has lost."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name in TABLES:
+        path = d / name
+        if not path.exists():
+            continue
+        try:
+            pq.read_metadata(path)
+        except (OSError, ValueError, pa.ArrowException) as e:
+            reason = (str(e).splitlines() or [type(e).__name__])[0]
+            raise ReportError(f"{path}: damaged, not a readable parquet file ({reason}), though summary.json "
+                              f"says the run is complete; re-run it") from None
 
 
 def manifest(d: Path) -> dict[int, list[str]]:
