@@ -121,12 +121,10 @@ def _resume(argv: list[str]) -> list[str]:
     rest = argv[:i] + argv[i + 2:]
     if not (folder / "multirun.yaml").is_file():
         raise ConfigError(f"--resume {folder}: not a sweep directory (expected multirun.yaml there)")
+    recorded = _recorded_sweep(folder / "multirun.yaml")
     if not any("=" in a and not a.partition("=")[0].lstrip("+~").startswith(("hydra.", "hydra/")) for a in rest):
         # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
-        import yaml
-
-        recorded = yaml.safe_load((folder / "multirun.yaml").read_text(encoding="utf-8")) or {}
-        rest += [str(o) for o in ((recorded.get("hydra") or {}).get("overrides") or {}).get("task") or []]
+        rest += recorded
     sweep.resume = folder
     from .config import config_dirs, recorded_config_dirs
 
@@ -134,6 +132,29 @@ def _resume(argv: list[str]) -> list[str]:
         rest = [*recorded_config_dirs(folder / "multirun.yaml"), *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
+
+
+def _recorded_sweep(path: Path) -> list[str]:
+    """The task overrides of the sweep whose ``multirun.yaml`` is ``path``; ``ConfigError``
+    (one line) for a file that is not the YAML Hydra writes there."""
+    import yaml
+
+    try:
+        recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        reason = getattr(e, "problem", None) or getattr(e, "strerror", None) or type(e).__name__
+        raise ConfigError(f"--resume {path.parent}: {path} is not readable YAML{where} ({reason}); expected the "
+                          f"multirun.yaml Hydra wrote when the sweep started") from None
+    node = recorded
+    for key in ("hydra", "overrides", "task"):
+        node = node.get(key) if isinstance(node, dict) else False
+    task = node
+    if not isinstance(task, (list, type(None))):
+        raise ConfigError(f"--resume {path.parent}: {path} has no hydra.overrides.task list; expected the "
+                          f"multirun.yaml Hydra wrote when the sweep started")
+    return [str(o) for o in task or []]
 
 
 def _sweep_stopped(stop: BaseException) -> str:

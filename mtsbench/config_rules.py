@@ -50,11 +50,14 @@ SCORE = "number in [0, 10]"     # attention scores (DESIGN §1.2)
 SHARE = "number in [0, 1]"
 SEED = "integer >= 0"
 KINDS = "list of one of say, reply, perceive"
+THREADS = "integer in [1, 1024]"   # threads a component starts: more than any machine here has cores
+MAX_DAYS = 36500                   # the 100-year clock (mtsbench.scenario.times.MAX_DAYS)
 
 RULES: dict[str, str] = {
     # top level
     "scenarios": "list of text",
     "seed": SEED,
+    "sweep.max_jobs": "integer >= 1",   # a sweep of more jobs is refused before it starts (config.check_run)
     # dual attention
     "dual.long_share": SHARE,
     "dual.long_gain": "number >= 0",
@@ -84,9 +87,9 @@ RULES: dict[str, str] = {
     "index.ef_per_k": "number >= 1",
     "index.arousal": "one of scan, walk, links",
     "index.seed": SEED,
-    "index.threads": "integer >= 1",
+    "index.threads": THREADS,
     # the generated scenario (also checked whole by GenerateSpec when days > 0)
-    "generate.days": "integer >= 0",
+    "generate.days": f"integer in [0, {MAX_DAYS}]",
     "generate.turns_per_day": "integer >= 1",
     "generate.fields": "integer >= 1",
     "generate.needles": "integer >= 0",
@@ -190,7 +193,7 @@ RULES: dict[str, str] = {
     "llm.record": "text or null",
     "llm.cassette": "text or null",
     "llm.model_path": "text or null",          # llm=local
-    "llm.threads": "integer >= 1",
+    "llm.threads": THREADS,
     "llm.ctx_size": "integer >= 256",
     "llm.startup_timeout": "number > 0",
     "llm.cache_dir": "text or null",
@@ -202,7 +205,7 @@ RULES: dict[str, str] = {
     "embedder.model": "text",
     "embedder.batch_size": "integer >= 1",
     "embedder.device": "text",
-    "embedder.threads": "integer >= 1",
+    "embedder.threads": THREADS,
     "embedder.cache": "boolean",
     "embedder.cache_dir": "text or null",
     "embedder.variant": "one of original, enpt",
@@ -487,6 +490,8 @@ def _whole_nodes(cfg) -> None:
     for name, check in (("preload", PreloadSpec.from_config), ("generate", from_config)):
         if name in cfg:
             check(cfg[name])            # a ConfigError naming NODE.OPTION
+    _distinct_scenarios(cfg)
+    _preload_fits(cfg)
     _system_relevance(cfg)
     if _value(cfg, "index.arousal") == "walk" and _value(cfg, "index.graph") == "per_tier":
         raise ConfigError("index.arousal=walk: needs index.graph=shared (one graph over every memory); "
@@ -494,6 +499,97 @@ def _whole_nodes(cfg) -> None:
     low, high = (_value(cfg, f"motivation.{k}") for k in ("low", "high"))
     if low is not _MISSING and high is not _MISSING and not high > low:
         raise ConfigError(f"motivation.high: expected a score above motivation.low ({low}), got {high}")
+
+
+def _distinct_scenarios(cfg) -> None:
+    """``scenarios=[a,a]`` would run ``a`` twice and count its results twice: refused."""
+    names = _value(cfg, "scenarios")
+    if not isinstance(names, list):
+        return
+    seen: set[str] = set()
+    for name in map(str, names):
+        if name in seen:
+            raise ConfigError(f"scenarios: '{name}' is listed twice; expected each scenario once "
+                              f"(a run counts every scenario it runs)")
+        seen.add(name)
+
+
+# bytes a pre-loaded memory takes while a run holds it, beyond 4 bytes per embedding
+# dimension counted PRELOAD_COPIES times (the embedded batch, the store, the index):
+# measured 19.7 KiB a memory at embedder.dim=1024 with 40,000 memories (max RSS)
+PRELOAD_COPIES = 4
+PRELOAD_OVERHEAD = 4096
+DEFAULT_DIM = 1024          # an embedder whose config has no dim (a model's own size)
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes (None if the system does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _preload_fits(cfg) -> None:
+    """``preload.memories`` must fit in this machine's memory, estimated before anything is
+    allocated: memories x (dim x 4 bytes x ``PRELOAD_COPIES`` + ``PRELOAD_OVERHEAD``)."""
+    memories = _value(cfg, "preload.memories")
+    if not isinstance(memories, int) or isinstance(memories, bool) or memories <= 0:
+        return
+    dim = _value(cfg, "embedder.dim")
+    dim = dim if isinstance(dim, int) and not isinstance(dim, bool) and dim > 0 else DEFAULT_DIM
+    each = dim * 4 * PRELOAD_COPIES + PRELOAD_OVERHEAD
+    total = physical_memory()
+    if total is not None and memories * each > total:
+        raise ConfigError(f"preload.memories: expected at most {total // each:,} on this machine "
+                          f"({_bytes(total)} of memory, about {_bytes(each)} a memory at embedder.dim={dim}), "
+                          f"got {memories:,} (about {_bytes(memories * each)})")
+
+
+def _bytes(n: float) -> str:
+    """``1.5 GiB``.
+
+    >>> _bytes(20480), _bytes(3 * 2**30)
+    ('20 KiB', '3 GiB')
+    """
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.3g} TiB"
+
+
+def check_hydra(cfg, overrides: Sequence[str] = ()) -> None:
+    """The Hydra settings a run's outputs depend on (``cfg`` with its ``hydra`` node):
+    ``hydra.run.dir``, ``hydra.sweep.dir`` and ``hydra.sweep.subdir`` not empty (empty: the
+    outputs would go into the current folder, or every job into the sweep's), and the local
+    launcher's ``n_jobs`` a number of jobs at once (``>= 1``; ``-1`` one per core, as joblib
+    counts: ``-2`` all but one, down to minus the cores). ``ConfigError``, one line."""
+    import os
+
+    from omegaconf import OmegaConf
+
+    by_key = {override_key(o): o for o in overrides if "=" in o}
+    for key in ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir"):
+        try:
+            value = OmegaConf.select(cfg, key, default=None)
+        except Exception:  # noqa: BLE001 - resolved only in the job (${hydra.job.num}, ${now:...})
+            continue
+        if value is not None and not str(value).strip():
+            raise ConfigError(_where(key, by_key) + f"{key}: expected a folder for the outputs, got an empty "
+                              f"value (the outputs would go into {'the sweep folder' if 'sub' in key else 'the current folder'})")
+    try:
+        n_jobs = OmegaConf.select(cfg, "hydra.launcher.n_jobs", default=None)
+    except Exception:  # noqa: BLE001 - an interpolation Hydra resolves in the sweep
+        return
+    cores = os.cpu_count() or 1
+    if n_jobs is not None and not (isinstance(n_jobs, int) and not isinstance(n_jobs, bool)
+                                   and (n_jobs >= 1 or -cores <= n_jobs <= -1)):
+        raise ConfigError(_where("hydra.launcher.n_jobs", by_key) + f"hydra.launcher.n_jobs: expected an integer "
+                          f">= 1 (jobs at once) or -1 (one per core; -2 all but one, down to -{cores} on this "
+                          f"machine), got {brief(n_jobs)}")
 
 
 def _system_relevance(cfg) -> None:
