@@ -257,6 +257,7 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
         raise _composition_error(e, overrides, extra_dirs) from None
+    config_rules.refuse_key_reads(cfg, overrides)     # first: no later message may hold the key
     _check_added_parents(cfg, overrides, extra_dirs)
     _check_resolves(cfg, overrides)
     if "hydra" in cfg:
@@ -684,6 +685,9 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
         node = OmegaConf.create(text) if text.strip() else OmegaConf.create({})
     except Exception:  # noqa: BLE001 - unreadable or not YAML: composing says so in its words
         return False
+    name = config_rules.key_interpolation(text, config_rules.key_variables())
+    if name:
+        raise ConfigError(f"{group}={option} ({path}): {config_rules._reads_key('its values', name)}")
     header = next((line.split("@package", 1)[1].strip() for line in text.splitlines()
                    if line.startswith("#") and "@package" in line), None)
     if header not in (None, "_global_", "_group_") or not isinstance(node, DictConfig):

@@ -468,12 +468,108 @@ def secret_problem(key: str, value) -> str | None:
 
 def refuse_secrets(overrides: Sequence[str]) -> None:
     """``ConfigError`` (one line, the value left out) for the first override that would put a
-    secret in the config (``secret_problem``)."""
+    secret in the config (``secret_problem``), or read the API key's variable into it
+    (``${oc.env:OPENAI_API_KEY}``: ``key_interpolation``)."""
     for o in overrides:
         key, sep, value = o.partition("=")
         message = secret_problem(key.strip().lstrip("+~"), value if sep else None)
         if message:
             raise ConfigError(f"override '{key}=<redacted>': {message}")
+    names = key_variables(next((o.partition("=")[2] for o in overrides if override_key(o) == "llm.api_key_env"), None))
+    for o in overrides:
+        key, sep, value = o.partition("=")
+        name = key_interpolation(value, names) if sep and override_key(o) != "llm.api_key_env" else None
+        if name:
+            raise ConfigError(f"override '{o}': {_reads_key(override_key(o), name)}")
+
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"      # llm.api_key_env's default (mtsbench.llm.openai_backend)
+_ENV_READ = re.compile(r"oc\.env\s*:\s*(\$\{[^}]*\}|['\"]?[A-Za-z_][A-Za-z0-9_]*)")
+
+
+def key_variables(api_key_env=None) -> set[str]:
+    """The environment variables whose value is an API key the run reads: ``llm.api_key_env``
+    (given) and its default ``OPENAI_API_KEY``."""
+    names = {DEFAULT_KEY_ENV}
+    if isinstance(api_key_env, str) and _ENV_NAME.fullmatch(api_key_env.strip()):
+        names.add(api_key_env.strip())
+    return names
+
+
+def key_interpolation(text, names: set[str]) -> str | None:
+    """The variable of an ``${oc.env:NAME}`` in ``text`` that reads a key into the config: one
+    of ``names``, a name that says it holds a secret (``*_API_KEY``, ``*_TOKEN``, ...), or a
+    name given by an interpolation of ``llm.api_key_env``; else None.
+
+    >>> key_interpolation("out_${oc.env:OPENAI_API_KEY}", {"OPENAI_API_KEY"})
+    'OPENAI_API_KEY'
+    >>> key_interpolation("${oc.env:HF_TOKEN,x}", set()), key_interpolation("${oc.env:HOME}", {"OPENAI_API_KEY"})
+    ('HF_TOKEN', None)
+    """
+    if not isinstance(text, str) or "oc.env" not in text:
+        return None
+    for m in _ENV_READ.finditer(text):
+        name = m.group(1).strip("'\"")
+        if name.startswith("${"):
+            if "api_key_env" in name:
+                return name
+        elif name in names or _SECRET_KEY.search(name.lower()):
+            return name
+    return None
+
+
+def _reads_key(where: str, name: str) -> str:
+    return (f"{where}: ${{oc.env:{name}}} would write the API key into the config, which is saved with the run "
+            f"(.hydra/, results.parquet, folder names); refused: the key is read only through llm.api_key_env")
+
+
+def refuse_key_reads(cfg, overrides: Sequence[str] = ()) -> None:
+    """``ConfigError`` (one line, never the key) when the composed ``cfg`` (its ``hydra`` node
+    too) would hold the value of the API key's variable: a value reading it (``${oc.env:...}``,
+    ``key_interpolation``) anywhere but ``llm.api_key_env``, or an interpolation resolving to
+    text that holds the key (whatever route: ``${oc.env:${llm.api_key_env}}``). The key's value
+    is registered with ``errors.register_secret``: no message shows it."""
+    import os
+
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    from .errors import register_secret
+
+    by_key = {override_key(o): o for o in overrides if "=" in o}
+    raw = OmegaConf.to_container(cfg, resolve=False)
+    api_key_env = (raw.get("llm") or {}).get("api_key_env") if isinstance(raw.get("llm"), dict) else None
+    names = key_variables(api_key_env)
+    secrets = [os.environ[n] for n in sorted(names) if len(os.environ.get(n) or "") >= 8]
+    for value in secrets:
+        register_secret(value)
+
+    def walk(node, text_node, path: str) -> None:
+        items = text_node.items() if isinstance(text_node, dict) else enumerate(text_node)
+        for key, text in items:
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(text, (dict, list)):
+                try:
+                    child = node[key] if node is not None else None
+                except Exception:  # noqa: BLE001 - its text is still checked
+                    child = None
+                walk(child, text, where)
+                continue
+            if not isinstance(text, str) or "${" not in text or where == "llm.api_key_env":
+                continue
+            name = key_interpolation(text, names)
+            if name:
+                raise ConfigError(_where(where, by_key) + _reads_key(where, name))
+            if secrets and node is not None:
+                try:
+                    resolved = node[key]
+                except Exception:  # noqa: BLE001 - resolved only in the job (hydra.runtime...), or not at all
+                    continue
+                if not isinstance(resolved, (DictConfig, ListConfig)) and any(v in str(resolved) for v in secrets):
+                    raise ConfigError(_where(where, by_key) + f"{where}: resolves to text that holds the API key "
+                                      f"(of {', '.join(sorted(names))}); refused: the key is read only through "
+                                      f"llm.api_key_env and is never written with the run")
+
+    walk(cfg, raw, "")
 
 
 def _where(path: str, by_key: dict[str, str]) -> str:
