@@ -45,12 +45,13 @@ def _fail(message: str, code: int = 2) -> int:
 def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
-    from . import workers
+    from . import folder_lock, workers
 
     try:
         workers.start(argv)     # a sweep here: its workers' server imports while the sweep is checked
         return _run_main(argv)
     finally:
+        folder_lock.release_all()   # the run's or sweep's folder (mtsbench.folder_lock)
         workers.stop()
 
 
@@ -83,6 +84,8 @@ def _run_main(argv: list[str]) -> int:
             if multirun:
                 keep_files(loader)            # also a sweep its config sets (hydra.mode: MULTIRUN)
             writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
+            if not multirun:          # one writer per folder; a sweep's is locked as it starts (sweep.SweepSummary)
+                _locked(Path(str(cfg.hydra.run.dir)), "hydra.run.dir")
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
     from .hydra_app import app, launch, sigterm_interrupts
@@ -175,6 +178,19 @@ def _sweep_stopped(stop: BaseException) -> str:
             f"mtsbench run -m --resume {last_sweep_dir}")
 
 
+def _locked(folder: Path, setting: str) -> None:
+    """Take ``folder``'s lock (``mtsbench.folder_lock``), saying so if a stale one was taken over;
+    ``ConfigError`` if another process writes there; ``OutputError`` if it cannot be made."""
+    from . import folder_lock
+
+    try:
+        note = folder_lock.acquire(folder, setting)
+    except OSError as e:
+        raise OutputError(folder, e) from None
+    if note:
+        print(f"mtsbench: {redact(note)}", file=sys.stderr)
+
+
 def writable(folder: Path) -> None:
     """``OutputError`` (one line) unless a directory can be made at ``folder``: tried by making
     (and removing) a temporary one in its nearest existing ancestor."""
@@ -222,6 +238,7 @@ def check_main(argv: list[str]) -> int:
             cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
         writable(out)
+        _locked(out, "--out")
         frame = run(cfg, out, choices, progress=True)
     except (KeyboardInterrupt, Interrupted) as stop:
         return _fail(f"check interrupted by {signal_name(stop)}; what was done is in {out}", exit_code(stop))
