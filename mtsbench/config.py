@@ -298,6 +298,8 @@ def _check_resolves(cfg: DictConfig, overrides: list[str]) -> None:
                 text = str(raw[key])
                 if "hydra" in text:                        # ${hydra:runtime...}: resolved in the job only
                     continue
+            elif not isinstance(raw[key], (dict, list)):    # a plain value: nothing to resolve
+                continue
             try:
                 value = node[key]
             except InterpolationResolutionError as e:
