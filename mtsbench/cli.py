@@ -46,7 +46,7 @@ def _fail(message: str, code: int = 2) -> int:
 def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
-    from . import workers
+    from . import folder_lock, workers
 
     previous = _own_signals()
     try:
@@ -55,6 +55,7 @@ def run_main(argv: list[str]) -> int:
     except (KeyboardInterrupt, Interrupted) as stop:    # before Hydra started the run or sweep
         return _fail(f"interrupted by {signal_name(stop)} before the run started", exit_code(stop))
     finally:
+        folder_lock.release_all()   # the run's or sweep's folder (mtsbench.folder_lock)
         workers.stop()
         _restore_signals(previous)
 
@@ -115,6 +116,8 @@ def _run_main(argv: list[str]) -> int:
             if multirun:
                 keep_files(loader)            # also a sweep its config sets (hydra.mode: MULTIRUN)
             writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
+            if not multirun:          # one writer per folder; a sweep's is locked as it starts (sweep.SweepSummary)
+                _locked(Path(str(cfg.hydra.run.dir)), "hydra.run.dir")
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
     from .hydra_app import app, launch, sigterm_interrupts
@@ -153,12 +156,10 @@ def _resume(argv: list[str]) -> list[str]:
     rest = argv[:i] + argv[i + 2:]
     if not (folder / "multirun.yaml").is_file():
         raise ConfigError(f"--resume {folder}: not a sweep directory (expected multirun.yaml there)")
+    recorded = _recorded_sweep(folder / "multirun.yaml")
     if not any("=" in a and not a.partition("=")[0].lstrip("+~").startswith(("hydra.", "hydra/")) for a in rest):
         # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
-        import yaml
-
-        recorded = yaml.safe_load((folder / "multirun.yaml").read_text(encoding="utf-8")) or {}
-        rest += [str(o) for o in ((recorded.get("hydra") or {}).get("overrides") or {}).get("task") or []]
+        rest += recorded
     sweep.resume = folder
     from .config import config_dirs, recorded_config_dirs
 
@@ -166,6 +167,29 @@ def _resume(argv: list[str]) -> list[str]:
         rest = [*recorded_config_dirs(folder / "multirun.yaml"), *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
+
+
+def _recorded_sweep(path: Path) -> list[str]:
+    """The task overrides of the sweep whose ``multirun.yaml`` is ``path``; ``ConfigError``
+    (one line) for a file that is not the YAML Hydra writes there."""
+    import yaml
+
+    try:
+        recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        reason = getattr(e, "problem", None) or getattr(e, "strerror", None) or type(e).__name__
+        raise ConfigError(f"--resume {path.parent}: {path} is not readable YAML{where} ({reason}); expected the "
+                          f"multirun.yaml Hydra wrote when the sweep started") from None
+    node = recorded
+    for key in ("hydra", "overrides", "task"):
+        node = node.get(key) if isinstance(node, dict) else False
+    task = node
+    if not isinstance(task, (list, type(None))):
+        raise ConfigError(f"--resume {path.parent}: {path} has no hydra.overrides.task list; expected the "
+                          f"multirun.yaml Hydra wrote when the sweep started")
+    return [str(o) for o in task or []]
 
 
 def _sweep_stopped(stop: BaseException) -> str:
@@ -184,6 +208,19 @@ def _sweep_stopped(stop: BaseException) -> str:
     told = ", ".join(f"{n} {status}" for status, n in counts.items())
     return (f"sweep interrupted by {signal_name(stop)}: {told}; to run the jobs not complete: "
             f"mtsbench run -m --resume {last_sweep_dir}")
+
+
+def _locked(folder: Path, setting: str) -> None:
+    """Take ``folder``'s lock (``mtsbench.folder_lock``), saying so if a stale one was taken over;
+    ``ConfigError`` if another process writes there; ``OutputError`` if it cannot be made."""
+    from . import folder_lock
+
+    try:
+        note = folder_lock.acquire(folder, setting)
+    except OSError as e:
+        raise OutputError(folder, e) from None
+    if note:
+        print(f"mtsbench: {redact(note)}", file=sys.stderr)
 
 
 def writable(folder: Path) -> None:
@@ -233,6 +270,7 @@ def check_main(argv: list[str]) -> int:
             cfg.scenarios = paths
         out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
         writable(out)
+        _locked(out, "--out")
         frame = run(cfg, out, choices, progress=True)
     except (KeyboardInterrupt, Interrupted) as stop:
         return _fail(f"check interrupted by {signal_name(stop)}; what was done is in {out}", exit_code(stop))

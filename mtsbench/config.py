@@ -257,7 +257,11 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
         raise _composition_error(e, overrides, extra_dirs) from None
+    config_rules.refuse_key_reads(cfg, overrides)     # first: no later message may hold the key
     _check_added_parents(cfg, overrides, extra_dirs)
+    _check_resolves(cfg, overrides)
+    if "hydra" in cfg:
+        config_rules.check_hydra(cfg, overrides)
     checked = cfg
     if keep and "scenarios" in cfg and not OmegaConf.is_list(cfg.scenarios):
         import copy
@@ -266,6 +270,64 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
     normalise(checked)
     config_rules.validate(checked, overrides)
     return cfg
+
+
+REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}
+
+
+def _check_resolves(cfg: DictConfig, overrides: list[str]) -> None:
+    """Every interpolation of the job config (not its ``hydra`` node; not one reading
+    Hydra's runtime, resolved only in the job) resolves, and the nodes every run reads are
+    there: ``~dual`` deletes a node ``system.dual`` reads (``${dual}``) - one line naming
+    the override, not an error once the run has started."""
+    from omegaconf.errors import InterpolationResolutionError
+
+    deleted = {o.partition("=")[0].strip().lstrip("~"): o for o in overrides if o.strip().startswith("~")}
+    for key, why in REQUIRED_NODES.items():
+        if key in deleted and key not in cfg:
+            raise ConfigError(f"override '{deleted[key]}': every run reads '{key}' ({why})")
+
+    def walk(node, raw, path: str) -> None:       # raw: the node unresolved (its interpolations' text)
+        keys = node.keys() if isinstance(node, DictConfig) else range(len(node))
+        for key in keys:
+            where = f"{path}.{key}" if path else str(key)
+            if not path and key == "hydra":
+                continue
+            text = None
+            if OmegaConf.is_interpolation(node, key):
+                text = str(raw[key])
+                if "hydra" in text:                        # ${hydra:runtime...}: resolved in the job only
+                    continue
+            elif not isinstance(raw[key], (dict, list)):    # a plain value: nothing to resolve
+                continue
+            try:
+                value = node[key]
+            except InterpolationResolutionError as e:
+                raise ConfigError(_unresolved(where, text, e, deleted)) from None
+            except Exception:  # noqa: BLE001 - a missing value (???) or another error: the rules say
+                continue
+            if isinstance(value, (DictConfig, ListConfig)) and text is None:
+                walk(value, raw[key], where)
+
+    from omegaconf import ListConfig
+
+    walk(cfg, OmegaConf.to_container(cfg, resolve=False), "")
+
+
+def _unresolved(where: str, text: str | None, e: Exception, deleted: dict[str, str]) -> str:
+    """The one line for ``where`` (set to ``text``) not resolving: naming the ``~KEY`` override
+    that deleted what it reads, if one did."""
+    import re
+
+    reason = " ".join(str(e).split("\n")[0].split())
+    m = re.search(r"Interpolation key '([^']+)' not found", str(e))
+    if m:
+        missing = m.group(1)
+        for key, o in deleted.items():
+            if missing == key or missing.startswith(key + "."):
+                return (f"override '{o}': '{key}' cannot be deleted: {where} reads it ({text or '${' + missing + '}'}); "
+                        f"set its values instead (e.g. {key}.KEY=VALUE)")
+    return f"{where}: cannot resolve {text or 'it'} ({type(e).__name__}: {reason[:120]})"
 
 
 def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = (), loader=None) -> DictConfig:
@@ -297,6 +359,9 @@ def _parse(overrides: list[str]) -> list:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise ConfigError(f"override '{o}': not a valid override ({first}; expected KEY=VALUE, "
                               f"e.g. llm.noise=0.1 or scenarios=[a,b])") from None
+        if not parsed[-1].key_or_group.strip():
+            raise ConfigError(f"override '{o}': no key before '=' (expected KEY=VALUE, e.g. seed=1 or "
+                              f"scenarios=[a,b])")
     return parsed
 
 
@@ -440,10 +505,13 @@ def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
         else:
             overrides.append(a)
     parsed = _parse(overrides)
+    known = groups(dirs)
     for o, p in zip(overrides, parsed):
         if p.is_sweep_override() and not p.is_discrete_sweep():
             raise ConfigError(f"override '{o}': only comma lists, range() and choice() can be swept")
-    first = [f"{p.get_key_element()}={next(iter(p.sweep_string_iterator()), '')}" if p.is_sweep_override() else o
+        if p.is_sweep_override() and _sweep_size(o, p, known, loader) == 0:
+            raise ConfigError(f"override '{o}': the sweep has no values")
+    first = [f"{p.get_key_element()}={next(iter(_swept(o, p, known, loader)))}" if p.is_sweep_override() else o
              for o, p in zip(overrides, parsed)]
     cfg = _compose_full(first, dirs, loader, keep=True)
     multirun = multirun or "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
@@ -454,12 +522,77 @@ def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
         return cfg
     params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) or {}
     args = [f"{k}={v}" for k, v in params.items()] + overrides
-    axes: dict[str, list[str]] = {}          # as Hydra's basic sweeper: the command line wins over params
+    chosen: dict[str, tuple[str, object]] = {}   # as Hydra's basic sweeper: the command line wins over params
     for o, p in zip(args, _parse(args)):
-        key = p.get_key_element()
-        axes[key] = [f"{key}={v}" for v in p.sweep_string_iterator()] if p.is_sweep_override() else [o]
+        chosen[p.get_key_element()] = (o, p)
+    sizes = {key: _sweep_size(o, p, known, loader) if p.is_sweep_override() else 1 for key, (o, p) in chosen.items()}
+    _check_sweep_size(cfg, sizes)             # before listing the jobs: range(0,10000000000) would fill memory
+    axes = {key: [f"{key}={v}" for v in _swept(o, p, known, loader)] if p.is_sweep_override() else [o]
+            for key, (o, p) in chosen.items()}
     _check_sweep(cfg, axes, first, dirs)
     return cfg
+
+
+DEFAULT_MAX_JOBS = 10000      # sweep.max_jobs when the config has none (a --config-dir config.yaml of its own)
+
+
+def _check_sweep_size(cfg: DictConfig, sizes: dict[str, int]) -> None:
+    """``ConfigError`` (one line) for a sweep of more jobs than ``sweep.max_jobs``."""
+    jobs = math.prod(sizes.values())
+    cap = OmegaConf.select(cfg, "sweep.max_jobs", default=None)
+    cap = cap if isinstance(cap, int) and not isinstance(cap, bool) else DEFAULT_MAX_JOBS
+    if jobs > cap:
+        shape = " x ".join(f"{key}: {n:,} values" for key, n in sizes.items() if n > 1)
+        raise ConfigError(f"-m: the sweep has {jobs:,} jobs ({shape}), more than sweep.max_jobs={cap:,}; "
+                          f"sweep fewer values, or raise the cap with sweep.max_jobs={jobs}")
+
+
+def _glob_names(o: str, p, known: dict[str, list[str]], loader) -> list[str]:
+    """The options ``GROUP=glob(...)`` picks (Hydra reads them through its config loader,
+    which an override has not while ``mtsbench run`` checks it); ``ConfigError`` for a key
+    that is not a config group."""
+    key = p.key_or_group.strip().lstrip("+~")
+    if key in known:
+        names = known[key]
+    elif "/" in key and loader is not None:          # Hydra's own groups: hydra/launcher=glob(*)
+        from hydra.core.object_type import ObjectType
+
+        names = loader.get_group_options(key, results_filter=ObjectType.CONFIG)
+    else:
+        hint = difflib.get_close_matches(key, list(known), n=1)
+        raise ConfigError(f"override '{o}': glob() picks options of a config group, and '{key}' is not one "
+                          + (f"(did you mean '{hint[0]}'?)" if hint else "(sweep a value with a comma list or range())"))
+    return p.value().filter(list(names))
+
+
+def _swept(o: str, p, known: dict[str, list[str]], loader):
+    """The values (text) a sweep override takes, lazily (a range is not listed)."""
+    from hydra.core.override_parser.types import Glob
+
+    if isinstance(p.value(), Glob):
+        return iter(_glob_names(o, p, known, loader))
+    return p.sweep_string_iterator()
+
+
+def _sweep_size(o: str, p, known: dict[str, list[str]], loader) -> int:
+    """How many values a sweep override takes, counted without listing them."""
+    from hydra.core.override_parser.types import ChoiceSweep, Glob, RangeSweep
+
+    value = p.value()
+    if isinstance(value, Glob):
+        return len(_glob_names(o, p, known, loader))
+    if isinstance(value, RangeSweep):
+        try:
+            values = value.range()
+            if isinstance(values, range):
+                return len(values)
+            return max(0, math.ceil((value.stop - value.start) / value.step))
+        except (ValueError, ZeroDivisionError, TypeError, OverflowError) as e:
+            raise ConfigError(f"override '{o}': not a valid range ({e}); expected range(START, STOP[, STEP]) "
+                              f"with a step that is not 0") from None
+    if isinstance(value, ChoiceSweep):
+        return len(value.list)
+    return len(value) if isinstance(value, list) else 1
 
 
 # keys whose node is also checked whole (config_rules._whole_nodes): a swept value is composed
@@ -554,6 +687,9 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
         node = OmegaConf.create(text) if text.strip() else OmegaConf.create({})
     except Exception:  # noqa: BLE001 - unreadable or not YAML: composing says so in its words
         return False
+    name = config_rules.key_interpolation(text, config_rules.key_variables())
+    if name:
+        raise ConfigError(f"{group}={option} ({path}): {config_rules._reads_key('its values', name)}")
     header = next((line.split("@package", 1)[1].strip() for line in text.splitlines()
                    if line.startswith("#") and "@package" in line), None)
     if header not in (None, "_global_", "_group_") or not isinstance(node, DictConfig):

@@ -13,7 +13,9 @@
 - ``launcher_ready`` checks, before anything runs, that the launcher a sweep names can run
   here: its plugin installed (else the pip extra to install) and, for SLURM, ``sbatch`` and
   ``srun`` on the PATH (``ConfigError``, one line, exit 2).
-- ``SweepSummary`` (a Hydra callback) counts the jobs and their expectations passed when the
+- ``SweepSummary`` (a Hydra callback) locks the sweep's folder as the sweep starts (one
+  writer per folder: ``mtsbench.folder_lock``; another process writing there is one line,
+  exit 2), and counts the jobs and their expectations passed when the
   sweep ends; ``mtsbench run -m`` exits 1 if any failed (or was interrupted), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
 """
@@ -167,11 +169,26 @@ class SweepSummary(Callback):
     """After a sweep: one line with the jobs' statuses and the report command."""
 
     def on_multirun_start(self, config, **kwargs) -> None:
+        """The sweep's folder locked before Hydra writes ``multirun.yaml`` there (one writer
+        per folder: ``mtsbench.folder_lock``); another process writing there: one line, exit 2."""
+        from .folder_lock import acquire
+
         failed_jobs.clear()
         warned_jobs.clear()
+        try:
+            note = acquire(Path(str(config.hydra.sweep.dir)), "hydra.sweep.dir")
+        except (ConfigError, OSError) as e:
+            message = str(e) if isinstance(e, ConfigError) else f"cannot write {config.hydra.sweep.dir}: {e}"
+            print(f"mtsbench: {redact(message)}", file=sys.stderr)
+            raise SystemExit(2) from None   # not an Exception: Hydra would print it as a traceback
+        if note:
+            print(f"mtsbench: {redact(note)}", file=sys.stderr)
 
     def on_multirun_end(self, config, **kwargs) -> None:
+        from .folder_lock import release
+
         root = Path(str(config.hydra.sweep.dir))
+        release(root)
         jobs = sorted((d for d in root.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
         failed_jobs[:] = [str(d) for d in jobs if job_status(d) != "ok"]
         warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and _too_many_failures(d)]

@@ -47,7 +47,8 @@ def launcher_choice(argv: Sequence[str]) -> str | None:
     choice = None
     for a in argv:
         key, eq, value = a.partition("=")
-        if eq and key.split()[-1].lstrip("+~") == "hydra/launcher":
+        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config
+        if eq and words and words[-1].lstrip("+~") == "hydra/launcher":
             choice = value
     return choice
 

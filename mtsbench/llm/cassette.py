@@ -9,7 +9,9 @@ A line records one request of a real backend and what came back::
 or, for a request that failed after the client's retries, ``"error": "<one line>"`` and
 ``"retries"`` in place of ``response``. ``key`` is ``request_key(backend, model, task,
 messages, params)``: the sha256 of their canonical JSON. Nothing else is stored — no
-headers, no API key.
+headers, no API key: every text of a record goes through ``errors.redact`` as it is
+appended, so a server echoing the key in an answer (and the later prompts quoting that
+answer) leaves ``<redacted>`` in the cassette, not the key.
 
 Concurrent writers (a sweep's jobs on the joblib launcher) lose no line and tear none:
 ``append`` opens the file with O_APPEND and writes each line with one ``os.write`` while
@@ -40,8 +42,28 @@ def request_key(backend: str, model: str, task: str, messages: list[dict], param
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _redacted(value):
+    """``value`` with every string in it through ``errors.redact`` (the key read from the
+    environment, and text shaped like a key).
+
+    >>> _redacted({"a": ["Bearer sk-abcdef123456", 3], "b": None})
+    {'a': ['Bearer <redacted>', 3], 'b': None}
+    """
+    from ..errors import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v) for v in value]
+    return value
+
+
 def append(path: str | os.PathLike, record: dict) -> None:
-    """Append ``record`` as one JSON line: O_APPEND, one os.write, under an exclusive flock."""
+    """Append ``record`` (its texts redacted) as one JSON line: O_APPEND, one os.write, under
+    an exclusive flock."""
+    record = {k: v if k == "key" else _redacted(v) for k, v in record.items()}
     data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -60,6 +60,13 @@ def resolve(items: list[str] | str | Path) -> list[Path]:
             out.append(bundled_dir() / f"{item}.yaml")
         else:
             raise ScenarioError(_unknown(item, p))
+    seen: dict[Path, Path] = {}
+    for p in out:                 # a file named twice (or by a folder and by name) would run and count twice
+        real = p.resolve()
+        if real in seen:
+            raise ScenarioError(f"{p}: the scenario file is named twice (also as {seen[real]}); expected each "
+                                f"scenario once (a run counts every scenario it runs)")
+        seen[real] = p
     return out
 
 

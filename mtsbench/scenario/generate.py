@@ -82,6 +82,10 @@ class GenerateSpec:
         integers(self, {"days": 1, "turns_per_day": 1, "fields": 1, "needles": 0, "reminders": 1, "distractors": 0,
                         "probe_min_days": 1, "probe_max_days": 1, "k": 1, "seed": 0}, GenerateError)
         numbers(self, {"awaken": 1.0, "casual": 1.0, "important": 1.0}, GenerateError)
+        from .times import MAX_DAYS
+
+        if self.days > MAX_DAYS:
+            raise GenerateError(f"days: expected at most {MAX_DAYS} (the scenario clock's 100 years), got {self.days}")
         if self.language not in SAY:
             raise GenerateError(f"language: expected one of {', '.join(SAY)}, got {self.language!r}")
         if self.fields > len(field_words(self.language)):
