@@ -18,14 +18,31 @@ The server is ``multiprocessing``'s forkserver, its preloaded module ``mtsbench.
 
 A worker is a process of its own as before: its death fails only its job, signals reach it
 as they did (SIGINT by default raises KeyboardInterrupt in it; SIGTERM ends it).
+
+The server and the workers die with ``mtsbench run`` (issue 28, item 1): a sweep killed
+outright (SIGKILL, the OOM killer) would otherwise leave them running (the server lives as
+long as any worker, which holds its "alive" pipe), still writing job folders that a
+``--resume`` then writes too. On Linux each is bound with the parent-death signal
+(``prctl(PR_SET_PDEATHSIG, SIGKILL)``): the server, as it starts (``bind_server``, called
+by ``worker_preload`` first thing), to ``mtsbench run`` (its PID in ``PARENT_ENV``, set
+while the server starts from the main thread: the signal follows the thread that started
+it); each worker, as the server forks it (``bind_worker``, an at-fork hook), to the server.
+Either then checks that its parent is still the one it bound to (it may have died before
+the signal was set) and ends at once if not. Elsewhere (no ``prctl``) a worker watches
+``mtsbench run`` from a thread, twice a second, and the server ends by itself once no
+worker is left. A job folder is also written by one process at a time
+(``mtsbench.folder_lock``, taken by the lane's worker before Hydra writes there).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Sequence
 
 PRELOAD = ["mtsbench.worker_preload"]
+PARENT_ENV = "MTSBENCH_SWEEP_PID"   # for the server: the PID of the mtsbench run it dies with
+WATCH_EVERY = 0.5       # seconds between a worker's looks at mtsbench run, where there is no prctl
 _started = False        # the server running is ours to stop
 
 
@@ -64,6 +81,12 @@ def context():
     # a dead worker's executor leaves a semaphore behind: not the user's concern at exit (the
     # resource tracker starting with the server reads this)
     os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    before = os.environ.get(PARENT_ENV)
+    if main:        # the parent-death signal follows the thread that started the server: the main one only
+        os.environ[PARENT_ENV] = str(os.getpid())
     try:
         if not _running():
             forkserver.set_forkserver_preload(PRELOAD)
@@ -71,6 +94,11 @@ def context():
         forkserver.ensure_running()       # (again if it died)
     except OSError:
         return None
+    finally:
+        if main and before is None:
+            os.environ.pop(PARENT_ENV, None)
+        elif main:
+            os.environ[PARENT_ENV] = before
     return multiprocessing.get_context("forkserver")
 
 
@@ -91,6 +119,60 @@ def stop() -> None:
         stopping = getattr(forkserver._forkserver, "_stop", None)
         if stopping is not None:
             stopping()
+
+
+def bind_server() -> int | None:
+    """In the server as it starts: die (SIGKILL) with the ``mtsbench run`` named by
+    ``PARENT_ENV`` (see the module docstring); ended at once if that process is gone already.
+    Returns the PID bound to (None: not started by ``context``'s main thread, left as is)."""
+    text = os.environ.pop(PARENT_ENV, "")
+    if not text.isdigit():
+        return None
+    parent = int(text)
+    if _death_signal():
+        if os.getppid() != parent:      # mtsbench run died before the signal was set
+            os._exit(1)
+    return parent
+
+
+def bind_worker(server: int, sweep: int | None) -> None:
+    """In a worker the server just forked (``server``: its PID; ``sweep``: the ``mtsbench run``
+    it serves): die with the server (Linux), else watch ``sweep`` from a thread."""
+    if _death_signal():
+        if os.getppid() != server:      # the server died before the signal was set
+            os._exit(1)
+    elif sweep is not None:
+        import threading
+
+        threading.Thread(target=_watch, args=(sweep,), name="mtsbench-parent-watch", daemon=True).start()
+
+
+def _death_signal() -> bool:
+    """SIGKILL this process when its parent (the thread that forked it) ends: Linux's
+    ``prctl(PR_SET_PDEATHSIG)``. False where it is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0    # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch(pid: int) -> None:
+    import time
+
+    while True:
+        time.sleep(WATCH_EVERY)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:
+            pass
 
 
 def _running() -> bool:
