@@ -16,7 +16,8 @@
 - ``SweepSummary`` (a Hydra callback) locks the sweep's folder as the sweep starts (one
   writer per folder: ``mtsbench.folder_lock``; another process writing there is one line,
   exit 2), and counts the jobs and their expectations passed when the
-  sweep ends; ``mtsbench run -m`` exits 1 if any failed (or was interrupted), else 3 if any had more failed LLM calls
+  sweep ends; ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
+  because another process held its folder's lock: ``busy_jobs``), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
 """
 
@@ -40,6 +41,7 @@ from .workers import launcher_choice  # noqa: F401 - read before anything is imp
 
 failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
 warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
+busy_jobs: list[str] = []       # ... and those not run: their folder's lock held by another process
 resume: Path | None = None      # set by `mtsbench run -m --resume DIR`
 last_sweep_dir: Path | None = None   # the directory of this process's last sweep (set by the launcher)
 prechecked = False              # set by `mtsbench run` once config.check_run has checked every job
@@ -175,6 +177,7 @@ class SweepSummary(Callback):
 
         failed_jobs.clear()
         warned_jobs.clear()
+        busy_jobs.clear()
         try:
             note = acquire(Path(str(config.hydra.sweep.dir)), "hydra.sweep.dir")
         except (ConfigError, OSError) as e:
@@ -189,8 +192,9 @@ class SweepSummary(Callback):
 
         root = Path(str(config.hydra.sweep.dir))
         release(root)
+        busy = {str(Path(d).absolute()) for d in busy_jobs}
         jobs = sorted((d for d in root.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
-        failed_jobs[:] = [str(d) for d in jobs if job_status(d) != "ok"]
+        failed_jobs[:] = [str(d) for d in jobs if job_status(d) != "ok" or str(d.absolute()) in busy]
         warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and _too_many_failures(d)]
         tail = f"; {len(failed_jobs)} failed: " + ", ".join(Path(d).name for d in failed_jobs) if failed_jobs else ""
         if warned_jobs:

@@ -5,7 +5,11 @@ tqdm bar over finished jobs (quiet off a terminal).
 Each of the ``n_jobs`` lanes is its own one-worker loky executor, reused from job to job,
 so a worker that dies (killed, out of memory, a crash in C code) fails only the job it was
 running: that job gets ``failure.json`` (``mtsbench.sweep.WorkerDied``, with the worker's
-exit code), its lane a fresh worker, and the other jobs go on. A lane's worker is forked
+exit code), its lane a fresh worker, and the other jobs go on. A job folder has one writer at a
+time: the worker running the job locks it (``mtsbench.folder_lock``) before Hydra writes
+there, waiting up to ``JOB_LOCK_WAIT`` seconds for a worker of a sweep killed outright
+(which dies with it: ``mtsbench.workers``), and a job whose folder stays busy fails in one
+line without writing there. A lane's worker is forked
 from a server that has imported what a job needs (``mtsbench.workers``), not a fresh
 interpreter importing it all again. Before any job starts the
 sweep's ``jobs.json`` lists every job (``mtsbench.sweep.write_manifest``). With
@@ -39,6 +43,7 @@ from typing import Any, Sequence
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 
 STOP_GRACE = 30.0      # seconds a stopped sweep waits for its running jobs to write what they did
+JOB_LOCK_WAIT = 10.0   # seconds a job waits for its folder's lock (held by a dying worker of a killed sweep)
 
 
 class ProgressJoblibLauncher(JoblibLauncher):
@@ -60,7 +65,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
         sweep.last_sweep_dir = sweep_dir
         sweep.write_manifest(sweep_dir, jobs)
-        skip = {num for num, o in jobs if sweep.resume is not None and sweep.job_complete(self._job_dir(num, o))}
+        skip = {num for num, o in jobs if sweep.resume is not None and _finished(self._job_dir(num, o))}
         sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}")
         results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
         with tqdm(total=len(jobs), initial=len(skip), desc="jobs", unit="job", disable=None) as bar:
@@ -74,6 +79,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
         from mtsbench import workers
+        from mtsbench.folder_lock import FolderBusy
 
         context = workers.context()
         # each lane's first job composed here, while the workers' server may still be importing: a
@@ -99,6 +105,8 @@ class ProgressJoblibLauncher(JoblibLauncher):
                     lane, num, overrides = running.pop(future)
                     try:
                         results[num] = future.result()
+                    except FolderBusy as e:            # another process writes its folder: not touched
+                        results[num] = self._busy(num, overrides, e)
                     except BrokenProcessPool as e:     # the worker died: its lane gets a fresh one
                         results[num] = self._worker_died(num, overrides, e)
                         lanes[lane].shutdown(wait=False, kill_workers=True)
@@ -134,6 +142,20 @@ class ProgressJoblibLauncher(JoblibLauncher):
             return Path(str(self.config.hydra.sweep.dir)) / str(num)
         cfg = _compose(self.hydra_context.config_loader, self.config, num, overrides)
         return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
+
+    def _busy(self, num: int, overrides: list[str], error: BaseException):
+        """Job ``num`` not run: its folder's lock stayed with another live process (nothing is
+        written there: the job counts as failed, ``mtsbench.sweep.busy_jobs``); its JobReturn."""
+        from mtsbench import sweep
+        from mtsbench.errors import one_line
+
+        try:
+            job_dir = self._job_dir(num, overrides)
+        except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
+            job_dir = Path(str(self.config.hydra.sweep.dir)) / str(num)
+        sweep.busy_jobs.append(str(job_dir))
+        print(f"mtsbench: job {num} not run: {one_line(error)}", file=sys.stderr)
+        return _returned(overrides)
 
     def _worker_died(self, num: int, overrides: list[str], error: BaseException):
         """Record job ``num`` as failed like a job that raised; its JobReturn."""
@@ -183,15 +205,31 @@ def _lane_job(num: int, overrides: list[str], config=None):
     failed job's exception), and pickling the configs back cost a quarter of a small job."""
     from hydra.core.singleton import Singleton
     from hydra.core.utils import run_job, setup_globals
+    from omegaconf import OmegaConf
 
+    from mtsbench import folder_lock
+    from mtsbench.errors import redact
     from mtsbench.sweep import lane
 
     setup_globals()
     Singleton.set_state(lane["state"])
     if config is None:
         config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
-    ret = run_job(hydra_context=lane["hydra_context"], config=config, task_function=lane["task_function"],
-                  job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+    # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
+    where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
+    job_dir = None if None in where else Path(str(where[0])) / str(where[1])
+    if job_dir is not None:
+        note = folder_lock.acquire(job_dir, "hydra.sweep.subdir", wait=JOB_LOCK_WAIT)
+        if note:
+            print(f"mtsbench: {redact(note)}", file=sys.stderr)
+    try:
+        if job_dir is not None:
+            folder_lock.sweep_leftovers(job_dir)      # a killed writer's temporary files
+        ret = run_job(hydra_context=lane["hydra_context"], config=config, task_function=lane["task_function"],
+                      job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+    finally:
+        if job_dir is not None:
+            folder_lock.release(job_dir)
     ret.cfg = ret.hydra_cfg = None
     return ret
 
@@ -206,6 +244,22 @@ def _compose(loader, sweep_config, num: int, overrides: list[str]):
         config.hydra.job.id = f"{config.hydra.job.name}_{num}"
         config.hydra.job.num = num
     return config
+
+
+def _finished(job_dir: Path) -> bool:
+    """Is the job in ``job_dir`` complete, with no live process writing there (a resumed sweep
+    skips it)? A lock left by a killed worker after the job completed is removed."""
+    from mtsbench import folder_lock, sweep
+
+    if not sweep.job_complete(job_dir) or folder_lock.busy(job_dir):
+        return False
+    if (job_dir / folder_lock.LOCK_FILE).exists():
+        try:                    # stale: taken and released, which removes it
+            folder_lock.acquire(job_dir, "hydra.sweep.subdir")
+            folder_lock.release(job_dir)
+        except (OSError, folder_lock.FolderBusy):
+            return False
+    return True
 
 
 def _lanes(n_jobs, total: int) -> int:
