@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("multirun/locomo"), help="imported data and raw runs")
     parser.add_argument("--out", type=Path, default=Path("experiments/locomo"), help="report, summary.csv, figures")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    parser.add_argument("--plan", type=Path, default=PLAN, help="the plan (default: the packaged locomo_plan.yaml)")
     parser.add_argument("--only", nargs="*", help="run only these planned runs (and their bases)")
     parser.add_argument("--report-only", action="store_true", help="report from the runs already in --work")
     args = parser.parse_args(argv)
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from .locomo_report import write_report
 
-    plan = load_plan(only=args.only)
+    plan = load_plan(args.plan, only=args.only)
     if not args.report_only:
         folders = import_variants(args.data, args.work, plan["data"])
         code = code_hash()
