@@ -34,8 +34,8 @@ EARNED_SHARE = 0.5
 def content_words(text: str | None) -> frozenset[str]:
     """The content tokens of ``text`` (module docstring).
 
-    >>> sorted(content_words("Caroline: I went to the LGBTQ support group!"))
-    ['caroline', 'group', 'lgbtq', 'support', 'went']
+    >>> sorted(content_words("Ana: I joined the chess club downtown!"))
+    ['ana', 'chess', 'club', 'downtown', 'joined']
     >>> sorted(content_words("他对牛奶过敏"))
     ['他', '奶', '对', '敏', '牛', '过']
     """

@@ -9,10 +9,10 @@ from hypothesis import given, settings, strategies as st
 from mtsbench import evidence
 from mtsbench.credit import EvidenceCredit, carried, content_words
 
-TURN = ("Caroline: I went to a LGBTQ support group yesterday and it was so powerful. "
-        "The stories people shared made me feel brave. I want to help others the same way.")
-SHORT = "Melanie: Congrats on the new job!"
-TEXTS = {"D1:3": TURN, "D1:4": SHORT, "D1:5": "Melanie: We took the kids camping near the lake last weekend."}
+TURN = ("Ana: I joined a chess club downtown yesterday and it was really exciting. "
+        "The old players taught me clever openings. I plan to enter the spring tournament.")
+SHORT = "Ben: Congrats on the new job!"
+TEXTS = {"D1:3": TURN, "D1:4": SHORT, "D1:5": "Ben: We took the kids fishing near the lake last weekend."}
 
 
 def test_verbatim_turn_earns_all_of_it():
@@ -23,23 +23,23 @@ def test_verbatim_turn_earns_all_of_it():
 
 def test_first_sentence_summary_earns_one_sentence_turns_only():
     # the mock summarizer's text: the first sentence of each summarized turn, joined
-    summary = "Caroline: I went to a LGBTQ support group yesterday and it was so powerful. " \
-              "Melanie: Congrats on the new job! Melanie: We took the kids camping near the lake last weekend."
+    summary = "Ana: I joined a chess club downtown yesterday and it was really exciting. " \
+              "Ben: Congrats on the new job! Ben: We took the kids fishing near the lake last weekend."
     credit = EvidenceCredit(TEXTS)
-    # TURN's content words: 18; the first sentence holds 7 of them (caroline went lgbtq support group
-    # yesterday powerful) = 0.39 < 0.5; the one-sentence turns are carried whole
-    assert round(carried(content_words(summary), content_words(TURN)), 2) == 0.39
+    # TURN's content words: 17; the first sentence holds 8 of them (ana joined chess club downtown
+    # yesterday really exciting) = 0.47 < 0.5; the one-sentence turns are carried whole
+    assert round(carried(content_words(summary), content_words(TURN)), 2) == 0.47
     assert credit.earned(summary, ("D1:3", "D1:4", "D1:5")) == ("D1:4", "D1:5")
 
 
 def test_extracted_fact_earns_the_turn_when_it_restates_half_its_content():
-    credit = EvidenceCredit({"t": "Caroline: I went to a LGBTQ support group yesterday, so powerful."})
-    # turn words: caroline went lgbtq support group yesterday powerful (7); the fact holds 4 -> 0.57
-    assert credit.earned("Caroline attended an LGBTQ support group.", ("t",)) == ("t",)
+    credit = EvidenceCredit({"t": "Ana: I joined a chess club downtown yesterday, so exciting."})
+    # turn words: ana joined chess club downtown yesterday exciting (7); the fact holds 4 -> 0.57
+    assert credit.earned("Ana is a member of a chess club downtown.", ("t",)) == ("t",)
     # a terse fact holds 2 of 7 -> 0.29: no credit
-    assert credit.earned("Caroline: LGBTQ.", ("t",)) == ()
+    assert credit.earned("Ana: chess.", ("t",)) == ()
     # the share is a parameter
-    assert EvidenceCredit(credit.texts, share=0.25).earned("Caroline: LGBTQ.", ("t",)) == ("t",)
+    assert EvidenceCredit(credit.texts, share=0.25).earned("Ana: chess.", ("t",)) == ("t",)
 
 
 def test_unrelated_memory_with_the_turn_in_its_provenance_earns_nothing():
