@@ -75,6 +75,10 @@ def test_a_single_belief_check_gets_a_window_and_says_so(tmp_path, drawn, monkey
     assert "one check, day 4" in ax.get_title(loc="left")
 
 
+def test_belief_checks_on_different_memories_get_their_own_panels():
+    assert timeplots.belief_subject("from veg1 >= 0.84") != timeplots.belief_subject("from chicken <= 0.35")
+
+
 def _tier_job(scenarios):
     return NS(ok=True, dir=None, sizes=pd.DataFrame(
         [{"scenario": s, "t": t * 86400.0, "sizes": [n * (t + 1), t]} for s, n in scenarios for t in range(3)]))

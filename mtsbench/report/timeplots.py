@@ -262,6 +262,17 @@ def _draw_tiers(items: list[tuple[str, pd.DataFrame]], title: str, path: Path) -
     return save(fig, path)
 
 
+def belief_subject(expected: str) -> str:
+    """What a belief check's expected text is about: its key, or ``from STEP`` (the belief of
+    the memory of that step), so checks on different memories get their own panels.
+
+    >>> belief_subject("from veg1 >= 0.84"), belief_subject("user.diet=vegan in [0.2, 0.5]")
+    ('from veg1', 'user.diet=vegan')
+    """
+    parts = expected.split()
+    return " ".join(parts[:2]) if parts[:1] == ["from"] and len(parts) > 1 else (parts[0] if parts else "")
+
+
 def belief_points(configs: list[Config]) -> pd.DataFrame:
     """config, scenario, fact, day, mean, lo, hi: each belief check's value, over seeds."""
     rows = []
@@ -271,7 +282,7 @@ def belief_points(configs: list[Config]) -> pd.DataFrame:
         if values.empty:
             continue
         values = values.assign(value=pd.to_numeric(values["value"], errors="coerce"),
-                               fact=values["expected"].astype(str).str.split(" ").str[0]).dropna(subset=["value"])
+                               fact=values["expected"].astype(str).map(belief_subject)).dropna(subset=["value"])
         for (scenario, fact, index, step), g in values.groupby(["scenario", "fact", "index", "step"], sort=False):
             mean, lo, hi = bootstrap([[v] for v in g["value"]])
             at = data.steps(config.first, scenario).get(step, {}).get("at")
@@ -306,14 +317,18 @@ def plot_beliefs(configs: list[Config], path: Path) -> Path | None:
             shade = color(n, len(curves))
             ax.plot(g["day"], g["mean"], "-o", ms=3, lw=1.2, color=shade,
                     label=legend_name([names[m] for m in members]))
-            ax.fill_between(g["day"], g["lo"], g["hi"], color=shade, alpha=0.15, lw=0)
+            if len(g) > 1:
+                ax.fill_between(g["day"], g["lo"], g["hi"], color=shade, alpha=0.15, lw=0)
+            else:       # one point: its interval as an error bar (a band of one point is invisible)
+                ax.errorbar(g["day"], g["mean"], yerr=[g["mean"] - g["lo"], g["hi"] - g["mean"]], fmt="none",
+                            ecolor=shade, elinewidth=1, capsize=3)
         ax.set_ylim(-0.03, 1.03)
         ax.set_ylabel("belief")
         ax.grid(alpha=0.25)
         days = p["day"].unique()
         if len(days) == 1:      # one check: a window around it from the start, not a 0.4-day axis
             ax.set_xlim(*single_window(float(days[0])))
-        ax.set_title(f"{scenario}: {fact}" + (f" (one check, day {days[0]:g})" if len(days) == 1 else ""),
+        ax.set_title(f"{scenario}: {fact}" + (f" (one check, day {days[0]:.3g})" if len(days) == 1 else ""),
                      fontsize=9, loc="left")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     axes[-1, 0].set_xlabel("simulated day (of the check)")
