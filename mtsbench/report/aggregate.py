@@ -109,7 +109,8 @@ def _metrics(path: Path) -> pd.DataFrame:
 
 
 def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn) -> Path:
-    """report.md of a sweep: notes, summary with intervals, paired comparisons, failures, pass matrix, frontier, figures."""
+    """report.md of a sweep: notes, summary with intervals, paired comparisons, failures, pass
+    matrix, frontier, figures."""
     ok = [j for j in jobs if j.ok]
     failed = [j for j in jobs if not j.ok]
     notes = out / "notes.md"     # hand-written reading of the numbers, kept across regenerations
@@ -122,8 +123,8 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
              + ("; jobs that differ only in `seed` are pooled into one row (`seeds`, `jobs`)" if seeded else "")
              + ". Numbers in brackets are 95% bootstrap intervals over probes (over expectations for the pass "
              "rate) and over seeds where several ran; they describe each configuration alone: whether two "
-             "configurations differ is decided by a paired test (below), not by whether their intervals overlap. Cost: memories "
-             "scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
+             "configurations differ is decided by a paired test (below), not by whether their intervals "
+             "overlap. Cost: memories scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
              "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
              "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]

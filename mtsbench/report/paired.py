@@ -122,7 +122,8 @@ def line(name: str, result: dict, digits: int = 3) -> str | None:
         return ", ".join(f"`{c}` ({d:+.{digits}f}, p={p:.3g})" for c, d, p in rows)
 
     if not same and not unpaired:
-        text = f"best `{top}` {fmt(result['mean'][top], digits=digits)}: every other configuration is lower by a paired test: {pairs(lower)}"
+        text = (f"best `{top}` {fmt(result['mean'][top], digits=digits)}: every other configuration is lower "
+                f"by a paired test: {pairs(lower)}")
     else:
         text = f"highest mean `{top}` {fmt(result['mean'][top], digits=digits)}, but no best"
         if same:
