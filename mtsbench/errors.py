@@ -70,8 +70,10 @@ class ScenarioError(Exception):
     'a.yaml: step 2 bad'
     """
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, problems: list[str] | None = None):
         super().__init__(" ".join(str(message).splitlines()))
+        #: every problem found, one line each (the message is the first); ``mtsbench validate`` prints them all
+        self.problems = [" ".join(str(p).splitlines()) for p in problems] if problems else [str(self)]
 
 
 class LLMError(Exception):

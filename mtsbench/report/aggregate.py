@@ -15,7 +15,8 @@ import pandas as pd
 
 from . import data, html
 from .jobs import Job, find_jobs
-from .markdown import table, tie_lines, with_intervals, write_report
+from .markdown import table, with_intervals, write_report
+from .paired import ALPHA, comparison_lines
 from .plots import plot_pareto, plot_pass_matrix
 from .seeds import Config, config_pass_matrix, config_table, configs
 from .sweepplots import plot_heatmaps, plot_llm_cost, plot_recall_curves
@@ -27,7 +28,7 @@ COSTS = [("cost_per_turn", "total cost: memories scored per dialogue turn, every
 TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "cost_per_turn",
                  "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
 INTERVAL_COLUMNS = ["pass_rate", "recall", "scored", "cost_per_turn", "tokens"]
-TIES = [("recall", "recall@k"), ("recall@1024t", "recall@1024t"), ("pass_rate", "pass rate")]
+COMPARED = [("recall", "recall@k"), ("recall@1024t", "recall@1024t"), ("pass_rate", "pass rate")]
 
 
 def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
@@ -108,7 +109,8 @@ def _metrics(path: Path) -> pd.DataFrame:
 
 
 def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn) -> Path:
-    """report.md of a sweep: notes, summary with intervals, ties, failures, pass matrix, frontier, figures."""
+    """report.md of a sweep: notes, summary with intervals, paired comparisons, failures, pass
+    matrix, frontier, figures."""
     ok = [j for j in jobs if j.ok]
     failed = [j for j in jobs if not j.ok]
     notes = out / "notes.md"     # hand-written reading of the numbers, kept across regenerations
@@ -120,15 +122,19 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
              "configuration (the overrides that differ between jobs) on the same scenarios"
              + ("; jobs that differ only in `seed` are pooled into one row (`seeds`, `jobs`)" if seeded else "")
              + ". Numbers in brackets are 95% bootstrap intervals over probes (over expectations for the pass "
-             "rate) and over seeds where several ran; intervals that overlap are a tie. Cost: memories "
-             "scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
+             "rate) and over seeds where several ran; they describe each configuration alone: whether two "
+             "configurations differ is decided by a paired test (below), not by whether their intervals "
+             "overlap. Cost: memories scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
              "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
              "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]
-    ties = tie_lines(summary, TIES) if len(ok) > 1 else []
-    if ties:
-        lines += ["## Best configurations and ties", "",
-                  "A configuration whose 95% interval overlaps the best one's is tied with it.", "", *ties, ""]
+    compared = comparison_lines(configs(jobs), COMPARED) if len(ok) > 1 else []
+    if compared:
+        lines += ["## Best configurations (paired tests)", "",
+                  "Configurations ran on the same probes, so each is compared with the one of highest mean on "
+                  "the paired differences (same seed, scenario and probe; same expectation for the pass rate): a "
+                  f"sign-flip permutation test, a difference where p < {ALPHA}. Mean difference and p in brackets. "
+                  "A best is named only when every other configuration is lower by that test.", "", *compared, ""]
     if failed:
         lines += ["## Failed jobs", "", table(summary[summary["status"] != "ok"], ["job", "config", "error"]), ""]
     matrix = config_pass_matrix(jobs)

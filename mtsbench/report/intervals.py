@@ -9,8 +9,8 @@ and 97.5th percentiles of those means are the interval. With one seed this is th
 bootstrap over probes; a per-run number (LLM tokens, cost per turn) has one value per seed,
 so its interval spans seeds only (and is a point with one seed). The resamples come from
 ``numpy.random.default_rng(SEED)``, made afresh for every interval: the same files give the
-same intervals, whatever the order of the jobs. Two intervals that overlap are called a
-tie.
+same intervals, whatever the order of the jobs. Intervals describe one
+configuration; comparisons between configurations are paired tests (``paired``).
 """
 
 from __future__ import annotations
@@ -91,15 +91,6 @@ def _resampled_means(a: np.ndarray, resamples: int, rng: np.random.Generator) ->
         return a[rng.integers(0, a.size, (resamples, a.size))].mean(axis=1)
     draws = rng.multinomial(a.size, counts / a.size, size=resamples)
     return draws @ values / a.size
-
-
-def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    """Whether intervals ``a`` = (lo, hi) and ``b`` overlap (touching counts): a tie.
-
-    >>> overlap((0.1, 0.3), (0.3, 0.5)), overlap((0.1, 0.2), (0.3, 0.5))
-    (True, False)
-    """
-    return bool(a[0] <= b[1] and b[0] <= a[1])
 
 
 def fmt(mean, lo=None, hi=None, digits: int = 3) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import attention_auc, evidence
-from .intervals import bootstrap, fmt, overlap
+from .intervals import bootstrap, fmt
 from .seeds import passed
 
 WHOLE = ("tokens", "llm_calls")
@@ -128,22 +128,3 @@ def with_intervals(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
             shown[c] = [fmt(m, lo, hi, digits) if pd.notna(m) else "" for m, lo, hi in
                         zip(pd.to_numeric(shown[c], errors="coerce"), shown[f"{c}_lo"], shown[f"{c}_hi"])]
     return shown
-
-
-def tie_lines(summary: pd.DataFrame, measures: list[tuple[str, str]]) -> list[str]:
-    """For each (column, name): the best configuration and those tied with it (their 95%
-    intervals overlap the best's), one bullet each."""
-    t = summary[summary["status"] == "ok"]
-    lines = []
-    for column, name in measures:
-        if column not in t or f"{column}_lo" not in t or pd.to_numeric(t[column], errors="coerce").isna().all():
-            continue
-        v = t.assign(_m=pd.to_numeric(t[column], errors="coerce")).dropna(subset=["_m"])
-        best = v.loc[v["_m"].idxmax()]
-        tied = [r["config"] for _, r in v.iterrows() if r["config"] != best["config"]
-                and overlap((r[f"{column}_lo"], r[f"{column}_hi"]), (best[f"{column}_lo"], best[f"{column}_hi"]))]
-        ties = (f"; tied with it (intervals overlap): {', '.join(f'`{c}`' for c in tied)}" if tied
-                else "; no other configuration's interval overlaps it")
-        lines.append(f"- **{name}**: best `{best['config']}` "
-                     f"{fmt(best['_m'], best[f'{column}_lo'], best[f'{column}_hi'])}{ties}.")
-    return lines

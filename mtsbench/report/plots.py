@@ -4,8 +4,11 @@
   intervals as error bars, the Pareto frontier (configurations no other beats on both:
   higher recall, the pass rate breaking ties, and lower cost) joined and marked, as
   ann-benchmarks draws its recall/queries-per-second plots; labels never overlap
-  (``labels``). Cost axes start at 0.
-- ``plot_pass_matrix``: configuration x scenario, the share of expectations passed.
+  (``labels``). Cost axes start at 0; the recall axis ends at 1.
+- ``plot_pass_matrix``: configuration x scenario, the share of expectations passed (a
+  colour bar; cell text white on dark cells).
+
+``save`` wraps every title to the width of its plot.
 
 Time figures are in ``timeplots``, the sweep's curves, heatmaps and LLM cost in
 ``sweepplots``.
@@ -13,6 +16,7 @@ Time figures are in ``timeplots``, the sweep's curves, heatmaps and LLM cost in
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -62,10 +66,41 @@ def short_labels(labels: list[str]) -> tuple[list[str], str]:
 
 
 def save(fig, path: Path) -> Path:
-    """Write ``fig`` as a PNG (tight box, fast compression), close it, return ``path``."""
+    """Write ``fig`` as a PNG (tight box, fast compression; titles wrapped to their plots'
+    width, ``wrap_titles``), close it, return ``path``."""
+    wrap_titles(fig)
     fig.savefig(path, dpi=100, bbox_inches="tight", pil_kwargs={"compress_level": 3})   # fast, a little larger
     plt.close(fig)
     return path
+
+
+def wrap_titles(fig) -> None:
+    """Wrap every title no wider than what it names: an axes' title to the axes' width, the
+    figure's title to the span of its axes (a title is never wider than its plot)."""
+    renderer = fig.canvas.get_renderer()
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    for ax in shown:
+        width = ax.get_window_extent(renderer).width
+        for title in (ax.title, ax._left_title, ax._right_title):
+            _wrap(title, width, renderer)
+    if getattr(fig, "_suptitle", None) is not None and shown:
+        boxes = [ax.get_window_extent(renderer) for ax in shown]
+        _wrap(fig._suptitle, max(b.x1 for b in boxes) - min(b.x0 for b in boxes), renderer)
+
+
+def _wrap(text, width: float, renderer) -> None:
+    """Re-wrap matplotlib Text ``text`` at word breaks until it fits ``width`` pixels."""
+    content = text.get_text()
+    if not content or width <= 0:
+        return
+    for _ in range(6):
+        if text.get_window_extent(renderer).width <= width:
+            return
+        longest = max(len(line) for line in content.splitlines())
+        ratio = width / text.get_window_extent(renderer).width
+        chars = max(10, int(longest * ratio * 0.95))
+        content = "\n".join(textwrap.fill(line, chars, break_long_words=False) for line in content.splitlines())
+        text.set_text(content)
 
 
 def color(n: int, count: int):
@@ -90,6 +125,17 @@ def errors(t: pd.DataFrame, column: str) -> np.ndarray | None:
     return np.vstack([(t[column] - lo).clip(lower=0), (hi - t[column]).clip(lower=0)])
 
 
+def recall_limits(low: float) -> tuple[float, float]:
+    """The recall axis: from a little below the lowest value (never below 0) to exactly 1
+    (recall cannot pass 1, so neither does the axis; points at 1 are drawn unclipped).
+
+    >>> recall_limits(0.95), recall_limits(0.01)
+    ((0.9, 1.0), (0.0, 1.0))
+    """
+    bottom = max(0.0, round(low - 0.05, 6))
+    return bottom, 1.0
+
+
 def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> Path | None:
     """Recall against ``cost`` for the configurations with both numbers, 95% intervals as
     error bars, the frontier (pass rate breaking recall ties) joined; None if none has both."""
@@ -102,12 +148,15 @@ def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> 
     fig, ax = plt.subplots(figsize=(8, 5.2))
     ax.errorbar(t[cost], t["recall"], xerr=errors(t, cost), yerr=errors(t, "recall"), fmt="none", ecolor="0.7",
                 elinewidth=0.8, capsize=2, zorder=1)
-    ax.scatter(t[cost][~front], t["recall"][~front], color="0.55", s=22, label="dominated", zorder=2)
+    if (~front).any():      # no "dominated" entry when nothing is dominated
+        ax.scatter(t[cost][~front], t["recall"][~front], color="0.55", s=22, label="dominated", zorder=2,
+                   clip_on=False)
     f = t[front].sort_values([cost, "recall"], ascending=[True, False])
-    ax.plot(f[cost], f["recall"], "-o", color="tab:red", ms=5, drawstyle="steps-post", label="frontier", zorder=3)
+    ax.plot(f[cost], f["recall"], "-o", color="tab:red", ms=5, drawstyle="steps-post", label="frontier", zorder=3,
+            clip_on=False)      # a point at recall 1 sits on the top edge, drawn whole
     ax.set_xlim(left=0, right=max(float(t[cost].max()), 1.0) * 1.08)
     low = float(np.nanmin(pd.to_numeric(t.get("recall_lo", t["recall"]), errors="coerce").fillna(t["recall"])))
-    ax.set_ylim(max(-0.03, min(low, float(t["recall"].min())) - 0.08), 1.04)
+    ax.set_ylim(*recall_limits(min(low, float(t["recall"].min()))))
     ax.grid(alpha=0.3)
     names, keys = short_labels(t["config"].astype(str).tolist())
     t["name"] = names
@@ -128,15 +177,29 @@ def plot_pass_matrix(matrix: pd.DataFrame, path: Path) -> Path | None:
     share = matrix.apply(lambda col: col.map(_share))
     width = 1.3 * len(matrix.columns) + 0.075 * max(len(str(i)) for i in matrix.index) + 1.5
     fig, ax = plt.subplots(figsize=(width, 0.45 * len(matrix) + 1.8))
-    cmap = matplotlib.colormaps["RdYlGn"].copy()
-    cmap.set_bad("0.75")
-    ax.imshow(np.ma.masked_invalid(share.to_numpy(dtype=float)), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="0.75")
+    shares = share.to_numpy(dtype=float)
+    image = ax.imshow(np.ma.masked_invalid(shares), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for (i, j), text in np.ndenumerate(matrix.to_numpy()):
-        ax.text(j, i, text, ha="center", va="center", fontsize=8)
+        ax.text(j, i, text, ha="center", va="center", fontsize=8, color=ink(cmap(shares[i, j])))
+    bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    bar.set_label("share of expectations passed", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
     ax.set_xticks(range(len(matrix.columns)), matrix.columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(matrix)), matrix.index, fontsize=8)
     ax.set_title("Expectations passed (configuration x scenario)")
     return save(fig, path)
+
+
+def ink(rgba) -> str:
+    """Text colour readable on a cell of colour ``rgba``: white on dark, black on light
+    (by relative luminance).
+
+    >>> ink((0.0, 0.4, 0.2, 1.0)), ink((1.0, 1.0, 0.7, 1.0))
+    ('white', 'black')
+    """
+    r, g, b = rgba[:3]
+    return "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.5 else "black"
 
 
 def _share(cell: str) -> float:

@@ -1,12 +1,14 @@
 """Figures over simulated time, from saved results only (matplotlib, Agg backend).
 
 - ``plot_timeline``: one configuration's memories that a scenario's expectations name, a
-  panel each titled by the memory's text: long and short attention, the tier (right axis),
+  panel each titled by the memory's text: long and short attention as steps (their values
+  at each step, held until the next), the tier (right axis, dotted green),
   the tier policy's cut-offs (dotted), probes (vertical lines), recalls (a rise of the long
   part: red triangles) and arousal (a rise of the short part alone: purple).
 - ``plot_timeline_configs``: the same memories' attention (long + short) per configuration;
   configurations with identical curves share one line.
-- ``plot_tiers``: tier occupancy (members per tier), stacked.
+- ``plot_tiers``: tier occupancy (members per tier), stacked; the title says which
+  scenario is shown and which are not.
 - ``plot_beliefs``: the belief of each checked fact at its checks, per configuration, mean
   over seeds with its 95% interval.
 """
@@ -31,6 +33,7 @@ from .plots import color, save, short_labels  # noqa: E402
 from .seeds import Config  # noqa: E402
 
 MAX_PANELS = 8
+TIER_STYLE = ":"      # dotted: the tier line never reads as one of the attention lines
 
 
 @lru_cache(maxsize=1)
@@ -109,8 +112,8 @@ def plot_timeline(config: Config, scenario: str, path: Path) -> Path | None:
     axes[-1].set_xlabel("simulated day")
     handles = axes[0].get_legend_handles_labels()
     axes[0].legend(*handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.07, 1.0), frameon=False)
-    fig.suptitle(f"{scenario}: attention and tier of the memories its expectations name{note}\n"
-                 f"[{config.label}]", fontsize=10, y=1.0, va="bottom")
+    fig.suptitle(f"{scenario}: attention and tier of the memories its expectations name{note}, "
+                 f"at each step (held until the next)\n[{config.label}]", fontsize=10, y=1.0, va="bottom")
     return save(fig, path)
 
 
@@ -118,9 +121,12 @@ def _draw_memory(ax, m: pd.DataFrame, probes: list[float], cuts: list[float]) ->
     """One memory's panel: long, short, total, recall and arousal marks, probes, cut-offs, tier."""
     days = m["t"].to_numpy() / DAY
     long, short = m["long"].to_numpy(), m["short"].to_numpy()
-    ax.plot(days, long, color="tab:blue", lw=1.3, label="long-term")
-    ax.plot(days, short, color="tab:orange", lw=1.1, ls="--", label="short-term")
-    ax.plot(days, long + short, color="0.25", lw=0.8, alpha=0.6, label="attention (long + short)")
+    # values are known at the steps only: drawn held until the next step, never joined by a
+    # straight line that would make any decay between them look linear
+    ax.plot(days, long, color="tab:blue", lw=1.3, drawstyle="steps-post", label="long-term (at each step)")
+    ax.plot(days, short, color="tab:orange", lw=1.1, ls="--", drawstyle="steps-post", label="short-term")
+    ax.plot(days, long + short, color="0.25", lw=0.8, alpha=0.6, drawstyle="steps-post",
+            label="attention (long + short)")
     rise_long = np.r_[False, np.diff(long) > 1e-6]
     rise_short = np.r_[False, np.diff(short) > 1e-6] & ~rise_long
     ax.scatter(days[rise_long], (long + short)[rise_long], marker="^", color="tab:red", s=22, zorder=4,
@@ -135,13 +141,13 @@ def _draw_memory(ax, m: pd.DataFrame, probes: list[float], cuts: list[float]) ->
     ax.set_ylabel("attention")
     ax.grid(alpha=0.25)
     tier = ax.twinx()
-    tier.step(days, m["tier"], where="post", color="tab:green", lw=1.0, alpha=0.8)
-    tier.set_ylabel("tier", color="tab:green", fontsize=8)
+    tier.step(days, m["tier"], where="post", color="tab:green", lw=1.6, ls=TIER_STYLE, alpha=0.9)
+    tier.set_ylabel("tier (0 = top; dotted green)", color="tab:green", fontsize=8)
     top = int(max(m["tier"].max(), len(cuts), 1))
     tier.set_ylim(top + 0.3, -0.3)
     tier.set_yticks(range(top + 1))
     tier.tick_params(labelsize=7, colors="tab:green")
-    ax.plot([], [], color="tab:green", lw=1.0, label="tier (right axis, 0 = top)")
+    ax.plot([], [], color="tab:green", lw=1.6, ls=TIER_STYLE, label="tier (right axis, 0 = top; not attention)")
 
 
 def distinct(curves: dict[str, tuple]) -> dict[str, list[str]]:
@@ -180,7 +186,7 @@ def plot_timeline_configs(configs: list[Config], scenario: str, path: Path) -> P
         for n, (label, members) in enumerate(groups.items()):
             m = frames[label][frames[label]["memory"] == memory]
             ax.plot(m["t"] / DAY, m["long"] + m["short"], lw=1.2, color=color(n, len(groups)),
-                    label=legend_name([names[x] for x in members]))
+                    drawstyle="steps-post", label=legend_name([names[x] for x in members]))
         ax.set_title(_title(info.get(memory), memory), fontsize=9, loc="left")
         ax.set_ylabel("attention")
         ax.set_ylim(bottom=0)
@@ -221,11 +227,13 @@ def plot_tiers(configs: list[Config], path: Path) -> Path | None:
         groups = distinct({k: (tuple(v.index), tuple(v.to_numpy().ravel())) for k, v in panels.items()})
         names = dict(zip(panels, short_labels(list(panels))[0]))
         items = [(legend_name([names[x] for x in members]), panels[k]) for k, members in groups.items()]
-        title = f"Tier occupancy over time: {scenario} (members per tier)"
+        others = [s for s in dict.fromkeys(data.tier_sizes(configs[0].first)["scenario"]) if s != scenario]
+        title = (f"Tier occupancy over time, scenario {scenario} only (members per tier; the scenario with the "
+                 f"largest store" + (f"; not shown: {', '.join(others)})" if others else ")"))
     else:
         scenarios = list(dict.fromkeys(data.tier_sizes(configs[0].first)["scenario"]))
         items = [(s, _occupancy(configs[0], s)) for s in scenarios]
-        title = "Tier occupancy over time (members per tier)"
+        title = "Tier occupancy over time (members per tier), a panel per scenario"
     items = [(name, w) for name, w in items if w is not None][:MAX_PANELS]
     return _draw_tiers(items, title, path) if items else None
 
@@ -254,6 +262,17 @@ def _draw_tiers(items: list[tuple[str, pd.DataFrame]], title: str, path: Path) -
     return save(fig, path)
 
 
+def belief_subject(expected: str) -> str:
+    """What a belief check's expected text is about: its key, or ``from STEP`` (the belief of
+    the memory of that step), so checks on different memories get their own panels.
+
+    >>> belief_subject("from veg1 >= 0.84"), belief_subject("user.diet=vegan in [0.2, 0.5]")
+    ('from veg1', 'user.diet=vegan')
+    """
+    parts = expected.split()
+    return " ".join(parts[:2]) if parts[:1] == ["from"] and len(parts) > 1 else (parts[0] if parts else "")
+
+
 def belief_points(configs: list[Config]) -> pd.DataFrame:
     """config, scenario, fact, day, mean, lo, hi: each belief check's value, over seeds."""
     rows = []
@@ -263,13 +282,22 @@ def belief_points(configs: list[Config]) -> pd.DataFrame:
         if values.empty:
             continue
         values = values.assign(value=pd.to_numeric(values["value"], errors="coerce"),
-                               fact=values["expected"].astype(str).str.split(" ").str[0]).dropna(subset=["value"])
+                               fact=values["expected"].astype(str).map(belief_subject)).dropna(subset=["value"])
         for (scenario, fact, index, step), g in values.groupby(["scenario", "fact", "index", "step"], sort=False):
             mean, lo, hi = bootstrap([[v] for v in g["value"]])
             at = data.steps(config.first, scenario).get(step, {}).get("at")
             rows.append({"config": config.label, "scenario": scenario, "fact": fact,
                          "day": (at / DAY) if at is not None else float(index), "mean": mean, "lo": lo, "hi": hi})
     return pd.DataFrame(rows, columns=["config", "scenario", "fact", "day", "mean", "lo", "hi"])
+
+
+def single_window(day: float) -> tuple[float, float]:
+    """The time axis for a single point: from the start (day 0) to a day past it.
+
+    >>> single_window(4.0), single_window(0.0)
+    ((0.0, 5.0), (0.0, 1.0))
+    """
+    return 0.0, day + max(1.0, 0.1 * day)
 
 
 def plot_beliefs(configs: list[Config], path: Path) -> Path | None:
@@ -289,11 +317,19 @@ def plot_beliefs(configs: list[Config], path: Path) -> Path | None:
             shade = color(n, len(curves))
             ax.plot(g["day"], g["mean"], "-o", ms=3, lw=1.2, color=shade,
                     label=legend_name([names[m] for m in members]))
-            ax.fill_between(g["day"], g["lo"], g["hi"], color=shade, alpha=0.15, lw=0)
+            if len(g) > 1:
+                ax.fill_between(g["day"], g["lo"], g["hi"], color=shade, alpha=0.15, lw=0)
+            else:       # one point: its interval as an error bar (a band of one point is invisible)
+                ax.errorbar(g["day"], g["mean"], yerr=[g["mean"] - g["lo"], g["hi"] - g["mean"]], fmt="none",
+                            ecolor=shade, elinewidth=1, capsize=3)
         ax.set_ylim(-0.03, 1.03)
         ax.set_ylabel("belief")
         ax.grid(alpha=0.25)
-        ax.set_title(f"{scenario}: {fact}", fontsize=9, loc="left")
+        days = p["day"].unique()
+        if len(days) == 1:      # one check: a window around it from the start, not a 0.4-day axis
+            ax.set_xlim(*single_window(float(days[0])))
+        ax.set_title(f"{scenario}: {fact}" + (f" (one check, day {days[0]:.3g})" if len(days) == 1 else ""),
+                     fontsize=9, loc="left")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     axes[-1, 0].set_xlabel("simulated day (of the check)")
     fig.subplots_adjust(hspace=0.55)

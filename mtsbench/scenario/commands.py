@@ -82,7 +82,7 @@ def _load_each(item: str | None) -> list[Scenario | str]:
         try:
             out.append(load_scenario(p))
         except ScenarioError as e:
-            out.append(str(e))
+            out.extend(e.problems)      # one line per problem
         except Exception as e:  # noqa: BLE001 - a loader bug still gets one line, not a traceback
             out.append(f"{Path(p)}: cannot be validated ({type(e).__name__}: {' '.join(str(e).split())})")
     return out

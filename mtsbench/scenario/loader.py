@@ -83,7 +83,7 @@ from . import schema_models as sm
 from . import schema_parts as sp
 from .model import (OBSERVED_KINDS, TEXT_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventTag,
                     Expect, Fact, Hints, Impression, Range, Scenario, Step, StepAttentionCheck, TierCheck)
-from .schema_base import first_problem
+from .schema_base import all_problems
 from .schema_types import LANGUAGES, MAX_K, STEP_ID, brief, join_words
 from .times import MAX_DAYS, MAX_SECONDS, format_at, parse_at
 
@@ -112,6 +112,7 @@ class _Problem(Exception):
         super().__init__(field, message)
         self.field, self.message = field, message
         self.steps: list = []      # the steps read before this one (set by ``_steps``)
+        self.found: list = []      # (step index, problem) of every step with a problem (set by ``_steps``)
 
 
 def _line(shown: str, step: str | None, field: str, message: str) -> ScenarioError:
@@ -214,13 +215,49 @@ def _read_yaml(path: Path, shown: str):
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = e.problem or e.context or "unreadable"
-        if e.context and e.problem and e.context_mark:
-            m = e.context_mark
-            problem += f" ({e.context} that starts at line {m.line + 1}, column {m.column + 1})"
+        plain = _indentation(e, text) if mark else None
+        if plain is not None:
+            column, problem = plain
+            where = f" at line {mark.line + 1}, column {column}"
+        else:
+            problem = e.problem or e.context or "unreadable"
+            if e.context and e.problem and e.context_mark:
+                m = e.context_mark
+                problem += f" ({e.context} that starts at line {m.line + 1}, column {m.column + 1})"
         raise ScenarioError(f"{shown}: invalid YAML{where}: {problem}") from None
     except Exception as e:  # noqa: BLE001 - the loader must never show a traceback
         raise ScenarioError(f"{shown}: invalid YAML: {type(e).__name__}: {e}") from None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _indentation(e: yaml.MarkedYAMLError, text: str) -> tuple[int, str] | None:
+    """PyYAML's indentation errors in plain words: (column to point at, what was expected)
+    (None: not an indentation error, PyYAML's own wording is kept)."""
+    lines = text.splitlines()
+    mark = e.problem_mark
+    if mark is None or mark.line >= len(lines):
+        return None
+    line = lines[mark.line]
+    problem = e.problem or ""
+    if "'\\t'" in problem or "\t" in problem:
+        return mark.column + 1, "a tab character; YAML indents with spaces only: expected spaces instead of the tab"
+    earlier = [ln for ln in lines[:mark.line] if ln.strip() and not ln.lstrip().startswith("#")]
+    if problem.startswith("mapping values are not allowed"):
+        here, above = _indent(line), _indent(earlier[-1]) if earlier else 0
+        if earlier and here > above:
+            return here + 1, (f"bad indentation: this line is indented deeper than the line above it; expected it "
+                              f"at column {above + 1}, as the key above, or a ': ' in a value to be quoted")
+        return mark.column + 1, "a ': ' inside a value; expected the value in quotes (\"...\")"
+    if problem.startswith("expected <block end>") and e.context_mark is not None:
+        block = "list" if "collection" in (e.context or "") or "sequence" in (e.context or "") else "mapping"
+        here, start = _indent(line), e.context_mark
+        return here + 1, (f"bad indentation: this line lines up with nothing above it; expected column "
+                          f"{start.column + 1}, as the {block} that starts at line {start.line + 1} (or the column "
+                          f"of an enclosing block)")
+    return None
 
 
 def _when(seconds: float, start: datetime) -> str:
@@ -257,53 +294,71 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         doc = sm.ScenarioFile.model_validate(raw)
     except ValidationError as e:
-        index, field, message = first_problem(e)
-        step = None
-        if index is not None:   # the top level is valid, and so are the steps before: a problem there comes first
-            _check_before(path, raw, index)
-            step = _label(index, _step_ids(raw["steps"])[index], raw["steps"][index])
-        raise _line(shown, step, field, message) from None
+        problems = all_problems(e)      # every one (``mtsbench validate`` lists them all), then those across steps
+        bad = {i for i, _, _ in problems if i is not None}
+        ids = _step_ids(raw["steps"]) if bad else []
+        found = [(i, str(_line(shown, None if i is None else _label(i, ids[i], raw["steps"][i]), field, message)))
+                 for i, field, message in problems]
+        found += _problems_of_the_rest(path, raw, bad)
+        found.sort(key=lambda f: -1 if f[0] is None else f[0])     # the file's order; the top level first
+        lines = list(dict.fromkeys(line for _, line in found))
+        raise ScenarioError(lines[0], problems=lines) from None
     return _checked(path, raw, doc)
 
 
-def _check_before(path: Path, raw: dict, index: int) -> None:
-    """The problem, if any, of the valid part of a file before its first malformed step ``index``."""
-    if index == 0:
-        _same_name(path, raw["id"])
-        return
+def _problems_of_the_rest(path: Path, raw: dict, bad: set[int]) -> list[tuple[int | None, str]]:
+    """The problems across steps (ids, times, references) of a file whose steps ``bad`` are
+    malformed, read without them ([] when the top level is malformed too)."""
+    if not bad:
+        return []
     try:
-        doc = sm.ScenarioFile.model_validate({**raw, "steps": raw["steps"][:index]})
-    except ValidationError:    # not expected: the steps before the first error are valid
-        return
-    _checked(path, raw, doc)
-
-
-def _same_name(path: Path, sid: str) -> None:
-    if sid != path.stem:
-        raise _line(str(path), None, "id", f"expected the file's name '{path.stem}', got '{sid}'")
+        doc = sm.ScenarioFile.model_validate({**raw, "steps": [s for i, s in enumerate(raw["steps"]) if i not in bad]})
+    except ValidationError:
+        return []
+    models = iter(doc.steps)
+    return _read_steps(path, raw, doc, [None if i in bad else next(models) for i in range(len(raw["steps"]))])[1]
 
 
 def _checked(path: Path, raw: dict, doc: sm.ScenarioFile) -> Scenario:
     """The scenario of a validated file, checked across fields and steps: the id against the
-    file's name, then ``_steps`` (``doc`` may hold the first few of the file's steps only)."""
-    _same_name(path, doc.id)
-    ids = _step_ids(raw["steps"])
-    try:
-        steps = _steps(raw["steps"], doc.steps, doc.start, _Refs(ids))
-    except _Problem as p:
-        i = len(p.steps)
-        raise _line(str(path), _label(i, ids[i], raw["steps"][i]), p.field, p.message) from None
+    file's name, then ``_steps``; ScenarioError with every problem found."""
+    steps, problems = _read_steps(path, raw, doc, doc.steps)
+    if problems:
+        lines = [line for _, line in problems]
+        raise ScenarioError(lines[0], problems=lines)
     return Scenario(doc.id, doc.title, doc.language, doc.start, tuple(doc.tags), steps, path)
+
+
+def _read_steps(path: Path, raw: dict, doc: sm.ScenarioFile, models: list) -> tuple[tuple, list]:
+    """(the steps, [(step index or None, problem line)]) of a validated file (``models``: its
+    steps' models, None for a malformed step, which is skipped)."""
+    problems = []
+    if doc.id != path.stem:
+        problems.append((None, str(_line(str(path), None, "id", f"expected the file's name '{path.stem}', "
+                                                               f"got '{doc.id}'"))))
+    ids = _step_ids(raw["steps"])
+    steps: tuple = ()
+    try:
+        steps = _steps(raw["steps"], models, doc.start, _Refs(ids))
+    except _Problem as p:
+        problems += [(i, str(_line(str(path), _label(i, ids[i], raw["steps"][i]), q.field, q.message)))
+                     for i, q in p.found or [(len(p.steps), p)]]
+    return steps, problems
 
 
 def _steps(raw_steps: list, models: list, start: datetime, refs: _Refs) -> tuple[Step, ...]:
     """The validated steps as ``Step`` objects, checked against each other (module docstring);
-    a ``_Problem`` carries the steps read before the one it is about (``.steps``)."""
+    the first ``_Problem`` carries the steps read before it (``.steps``) and every step's problem (``.found``)."""
     index_of: dict[str, int] = {}
     steps: list[Step] = []
     last_at, idle_until, idle_step = 0.0, 0.0, None
-    try:
-        for i, m in enumerate(models):
+    found: list[tuple[int, _Problem]] = []
+    for i, m in enumerate(models):
+        if m is None:       # a malformed step (reported already): known by its id and kind, not read
+            refs.earlier.setdefault(refs.ids[i], _raw_kind(raw_steps[i]))
+            index_of.setdefault(refs.ids[i], i)
+            continue
+        try:
             sid, kind = refs.ids[i], m._kind
             refs.current, refs.index = sid, i
             if sid in index_of:
@@ -339,10 +394,21 @@ def _steps(raw_steps: list, models: list, start: datetime, refs: _Refs) -> tuple
             steps.append(step)
             refs.earlier[sid], index_of[sid] = kind, i
             last_at = at
-    except _Problem as p:
-        p.steps = steps
-        raise
+        except _Problem as p:      # noted, and the next steps read on: every problem is reported
+            found.append((i, p))
+            refs.earlier.setdefault(refs.ids[i], m._kind)
+            index_of.setdefault(refs.ids[i], i)
+    if found:
+        first = found[0][1]
+        first.steps, first.found = steps[:found[0][0]], found
+        raise first
     return tuple(steps)
+
+
+def _raw_kind(raw_step) -> str | None:
+    """The kind a step of the file says it is (its first kind key), None if none."""
+    keys = raw_step if isinstance(raw_step, dict) else {}
+    return next((k for k in ("say", "reply", "perceive", "probe", "idle", "check") if k in keys), None)
 
 
 def _time_problem(at: float, given: str, start: datetime, last_at: float, idle_until: float, idle_step) -> None:

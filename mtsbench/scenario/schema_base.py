@@ -97,8 +97,18 @@ def field_path(loc) -> str:
 def first_problem(error: ValidationError) -> tuple[int | None, str, str]:
     """(step index or None, field path, message) of the first error of a validated scenario file
     (a missing top-level field first, as the loader always has)."""
+    return all_problems(error)[0]
+
+
+def all_problems(error: ValidationError) -> list[tuple[int | None, str, str]]:
+    """(step index or None, field path, message) of every error of a validated scenario file:
+    missing top-level fields first, then the others in pydantic's order (the file's order)."""
     errors = error.errors(include_url=False)
-    err = next((e for e in errors if e["type"] == "missing" and len(e["loc"]) == 1), errors[0])
+    top = [e for e in errors if e["type"] == "missing" and len(e["loc"]) == 1]
+    return [_problem(e) for e in top + [e for e in errors if e not in top]]
+
+
+def _problem(err: dict) -> tuple[int | None, str, str]:
     loc, step = err["loc"], None
     if len(loc) > 1 and loc[0] == "steps" and isinstance(loc[1], int):
         step, loc = loc[1], loc[2:]

@@ -1,0 +1,146 @@
+"""Paired comparisons of configurations: the only ground for "best" and "no difference".
+
+Configurations of a sweep run the same scenarios, so their probes (and expectations) are
+paired: probe ``p`` of seed ``s`` under configuration A and the same probe and seed under B.
+Two configurations are compared on the differences of those pairs, not on whether their
+separate 95% intervals overlap (two intervals can overlap while every paired difference
+has the same sign, and can miss each other on a handful of probes too few to show anything).
+
+The test is a sign-flip permutation test of the mean paired difference: under "no
+difference" each pair's difference is as likely to have either sign, so the p-value is the
+share of the 2^n sign assignments whose mean is at least as far from 0 as the observed one.
+Units are (seed, scenario, step, check) pairs, so seeds that ran add units to the test.
+With up to ``EXACT`` non-zero differences every assignment is enumerated; above that
+``RESAMPLES`` assignments are drawn from ``numpy.random.default_rng(SEED)`` (the same files
+give the same p-values). A difference is reported where p < ``ALPHA``.
+
+A measure on which every configuration has the same value on every unit names no best.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from . import data
+from .intervals import SEED, fmt, seed_of
+from .seeds import Config, passed
+
+ALPHA = 0.05
+EXACT = 16
+RESAMPLES = 20_000
+KEY = ["seed", "scenario", "step", "check", "n"]
+
+
+def sign_flip_p(differences, resamples: int = RESAMPLES, seed: int = SEED) -> float:
+    """Two-sided p-value of the sign-flip permutation test that the mean paired difference is 0.
+
+    >>> sign_flip_p([0.0, 0.0, 0.0])
+    1.0
+    >>> sign_flip_p([0.1] * 5)            # 2 of 32 sign assignments are as extreme
+    0.0625
+    >>> sign_flip_p([0.1] * 40) < 0.001, sign_flip_p([0.1] * 40) == sign_flip_p([0.1] * 40)
+    (True, True)
+    """
+    d = np.asarray(differences, dtype=float)
+    d = d[~np.isnan(d) & (d != 0)]          # a zero difference is the same under either sign
+    if d.size == 0:
+        return 1.0
+    observed = abs(d.sum()) - 1e-12 * np.abs(d).sum()
+    if d.size <= EXACT:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=d.size)))
+        return float(np.mean(np.abs(signs @ d) >= observed))
+    rng = np.random.default_rng(seed)
+    signs = rng.choice((1.0, -1.0), size=(resamples, d.size))
+    return float((1 + np.sum(np.abs(signs @ d) >= observed)) / (1 + resamples))
+
+
+def unit_values(config: Config, column: str) -> pd.Series:
+    """``column``'s value per unit of ``config``: per probe (per judged expectation, 1/0, for
+    ``pass_rate``) of each of its seeds, indexed by (seed, scenario, step, check, n)."""
+    parts = []
+    for job in config.jobs:
+        frame = data.metrics(job)
+        if frame is None:
+            continue
+        if column == "pass_rate":
+            rows = frame[(frame["check"] != "probe") & frame["passed"].notna()]
+            values = passed(frame)
+        elif column in frame:
+            rows = frame[frame["check"] == "probe"]
+            values = pd.to_numeric(rows[column], errors="coerce").to_numpy(dtype=float)
+        else:
+            continue
+        keys = rows[["scenario", "step", "check"]].astype(str).assign(
+            seed=seed_of(job.label) or "", n=rows.groupby(["scenario", "step", "check"]).cumcount().to_numpy())
+        parts.append(pd.Series(values, index=pd.MultiIndex.from_frame(keys[KEY])))
+    if not parts:
+        return pd.Series(dtype=float)
+    return pd.concat(parts).dropna()
+
+
+def compare(values: dict[str, pd.Series]) -> dict:
+    """Compare configurations (label -> value per unit) by paired tests against the one
+    with the highest mean: ``{"identical": value or None, "top": label, "mean": {label: mean},
+    "against": [(label, mean difference, p or None when no unit is shared)]}``."""
+    values = {label: v for label, v in values.items() if len(v)}
+    if not values:
+        return {}
+    pooled = np.concatenate([v.to_numpy(dtype=float) for v in values.values()])
+    same_units = len({tuple(sorted(v.index)) for v in values.values()}) == 1
+    identical = float(pooled[0]) if same_units and np.all(pooled == pooled[0]) else None
+    means = {label: float(v.mean()) for label, v in values.items()}
+    top = max(means, key=lambda label: means[label])    # the first of equals
+    against = []
+    for label, v in values.items():
+        if label == top:
+            continue
+        shared = values[top].index.intersection(v.index)
+        if not len(shared):
+            against.append((label, means[label] - means[top], None))
+            continue
+        d = v.loc[shared].to_numpy(dtype=float) - values[top].loc[shared].to_numpy(dtype=float)
+        against.append((label, float(d.mean()), sign_flip_p(d)))
+    return {"identical": identical, "top": top, "mean": means, "against": against}
+
+
+def line(name: str, result: dict, digits: int = 3) -> str | None:
+    """One bullet of the report for a measure's comparison (None when nothing was compared)."""
+    if not result or not result["against"]:
+        return None
+    if result["identical"] is not None:
+        return (f"- **{name}**: every configuration has the same value, {result['identical']:.{digits}f}, on every "
+                f"probe: no best and no difference to test.")
+    top = result["top"]
+    lower = [(c, d, p) for c, d, p in result["against"] if p is not None and p < ALPHA]
+    same = [(c, d, p) for c, d, p in result["against"] if p is not None and p >= ALPHA]
+    unpaired = [c for c, _, p in result["against"] if p is None]
+
+    def pairs(rows):
+        return ", ".join(f"`{c}` ({d:+.{digits}f}, p={p:.3g})" for c, d, p in rows)
+
+    if not same and not unpaired:
+        text = (f"best `{top}` {fmt(result['mean'][top], digits=digits)}: every other configuration is lower "
+                f"by a paired test: {pairs(lower)}")
+    else:
+        text = f"highest mean `{top}` {fmt(result['mean'][top], digits=digits)}, but no best"
+        if same:
+            text += f": no difference found from {pairs(same)}"
+        if lower:
+            text += f"; lower by a paired test: {pairs(lower)}"
+        if unpaired:
+            text += f"; not compared (no probe in common): {', '.join(f'`{c}`' for c in unpaired)}"
+    return f"- **{name}**: {text}."
+
+
+def comparison_lines(groups: list[Config], measures: list[tuple[str, str]]) -> list[str]:
+    """For each (column, name) of ``measures``: one bullet comparing the configurations by
+    paired tests (see the module's text)."""
+    lines = []
+    for column, name in measures:
+        result = compare({c.label: unit_values(c, column) for c in groups})
+        if (text := line(name, result)) is not None:
+            lines.append(text)
+    return lines
