@@ -1,8 +1,9 @@
 """The Python API for notebooks: ``mtsbench.run`` and ``mtsbench.load``.
 
 ``run(overrides=[...], out=None)`` runs the configured scenarios in this process (the same
-job as ``mtsbench run``; outputs in ``out``, a new temporary folder by default) and returns
-its ``Run``. ``load(path)`` reads a finished run directory as a ``Run`` and a sweep
+job as ``mtsbench run``; outputs in ``out``, kept there) and returns its ``Run``; without
+``out`` the outputs go to a temporary folder, read into the ``Run`` and removed (give ``out``
+to keep them). ``load(path)`` reads a finished run directory as a ``Run`` and a sweep
 directory (``multirun/DATE/TIME``) as a ``Sweep``. Both give pandas DataFrames read from
 the result files only (nothing re-runs):
 
@@ -134,7 +135,8 @@ def load(path) -> Run | Sweep:
 
 def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) -> Run:
     """Run the configuration ``overrides`` give (as on the command line) and return its
-    ``Run``; outputs go to ``out`` (default: a new temporary folder). ``config_dir``: a
+    ``Run``; outputs go to ``out`` and stay there; without it they go to a temporary folder
+    that is removed once the ``Run`` has read them (its ``path`` then no longer exists). ``config_dir``: a
     folder of your own configs, or a list of them, searched before the packaged ones (as
     ``mtsbench run --config-dir DIR``: new options, and files replacing packaged ones)."""
     from .config import compose
@@ -142,6 +144,16 @@ def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) 
 
     dirs = [] if config_dir is None else [config_dir] if isinstance(config_dir, (str, Path)) else list(config_dir)
     cfg, choices = compose(list(overrides), dirs)
-    out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="mtsbench-run-"))
-    run_config(cfg, out, choices)
-    return Run(out, list(overrides))
+    if out is not None:
+        run_config(cfg, Path(out), choices)
+        return Run(Path(out), list(overrides))
+    with tempfile.TemporaryDirectory(prefix="mtsbench-run-") as folder:
+        run_config(cfg, Path(folder), choices)
+        return _read_all(Run(Path(folder), list(overrides)))
+
+
+def _read_all(run: Run) -> Run:
+    """``run`` with every table read into memory (its folder is about to go)."""
+    for name in ("metrics", "results", "trace", "timelines", "summary"):
+        getattr(run, name)
+    return run
