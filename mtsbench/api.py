@@ -30,6 +30,33 @@ import pandas as pd
 from .errors import ReportError
 
 
+FLAGS = ("passed", "hit", "abstain")      # metrics.csv's True / False / empty columns
+
+
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (metrics.csv's rows) with its whole-number columns as ``Int64`` and its flags
+    as ``boolean``.
+
+    >>> f = typed(pd.DataFrame({"index": [3.0, None], "passed": [True, None], "scored": [2.0, 1.0]}))
+    >>> [str(t) for t in f.dtypes]
+    ['Int64', 'boolean', 'Int64']
+    """
+    from .report.aggregate import COUNTS
+
+    frame = frame.copy()
+    for column in FLAGS:
+        if column in frame and str(frame[column].dtype) != "boolean":
+            frame[column] = frame[column].map({True: True, False: False, "True": True, "False": False},
+                                              na_action="ignore").astype("boolean")
+    for column in ("index", *COUNTS):
+        if column in frame:
+            values = pd.to_numeric(frame[column], errors="coerce")
+            whole = values.dropna()
+            if values.notna().sum() == frame[column].notna().sum() and (whole == whole.round()).all():
+                frame[column] = values.astype("Int64")
+    return frame
+
+
 def _split(override: str) -> tuple[str, str]:
     key, _, value = override.partition("=")
     return key.lstrip("+~"), value
@@ -44,7 +71,9 @@ class Run:
 
     @cached_property
     def metrics(self) -> pd.DataFrame:
-        return pd.read_csv(self.path / "metrics.csv")
+        """``metrics.csv`` with nullable dtypes: ``passed``, ``hit`` and ``abstain`` boolean,
+        ``index`` and the counts ``Int64`` (an empty cell is ``<NA>``, not a float NaN)."""
+        return typed(pd.read_csv(self.path / "metrics.csv", dtype={c: "boolean" for c in FLAGS}))
 
     @property
     def probes(self) -> pd.DataFrame:

@@ -32,3 +32,14 @@ def test_calibrate_table_escapes_pipes_and_never_says_none():
     assert "agreement n/a (no step decided in both)" in text
     assert "Spearman n/a (fewer than 3 pairs or one side constant)" in text
     assert "recall n/a (A summarized no fact)" in text
+
+
+def test_load_gives_nullable_dtypes(tmp_path):
+    mtsbench.run(["scenarios=[milk_allergy]"], out=tmp_path / "r")
+    run = mtsbench.load(tmp_path / "r")
+    m = run.metrics
+    for column in ("passed", "hit", "abstain"):
+        assert str(m[column].dtype) == "boolean", (column, m[column].dtype)
+    for column in ("index", "k", "scored", "llm_calls"):
+        assert str(m[column].dtype) == "Int64", (column, m[column].dtype)
+    assert run.probes["passed"].notna().all() and bool(run.expectations["passed"].all())
