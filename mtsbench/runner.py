@@ -42,7 +42,7 @@ from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
-from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
+from .scenario.model import OBSERVED_KINDS, RUNNING, EventCountCheck, Scenario
 from .progress import StepLog, step_bar
 from .stream import TIMELINES, TRACE, RunWriter
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
@@ -108,6 +108,15 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     with ``take_trace``) and timeline rows (``stream.TIMELINES``) as they pass ``CHUNK_ROWS``,
     so a long scenario's memory stays bounded; the ``ScenarioRun`` then holds the rest. Its
     trace events have no ``scenario`` field (the scenario is the run's)."""
+    token = RUNNING.set(scenario)
+    try:
+        return _run_scenario(cfg, scenario, progress, sink)
+    finally:
+        RUNNING.reset(token)
+
+
+def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
+                  sink: Callable[[str, list[dict]], None] | None) -> ScenarioRun:
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     started = time.perf_counter()
     if progress is not None:

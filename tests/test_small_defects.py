@@ -43,3 +43,15 @@ def test_load_gives_nullable_dtypes(tmp_path):
     for column in ("index", "k", "scored", "llm_calls"):
         assert str(m[column].dtype) == "Int64", (column, m[column].dtype)
     assert run.probes["passed"].notna().all() and bool(run.expectations["passed"].all())
+
+
+def test_recorded_on_an_unrecorded_scenario_names_it_and_the_recorded_ones(cli, tmp_path):
+    scenario = tmp_path / "orchid.yaml"
+    scenario.write_text("id: orchid\ntitle: An orchid\nlanguage: en\nstart: 2026-03-02T09:00:00\nsteps:\n"
+                        "  - {id: s1, at: d0 09:00, say: The orchid on the windowsill has a new bud.}\n")
+    r = cli("run", "llm=recorded", f"scenarios=[{scenario}]", f"hydra.run.dir={tmp_path}/run")
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "scenario orchid was not recorded (recorded: " in lines[0], lines[0]
+    assert "milk_allergy" in lines[0] and "windowsill" not in lines[0], lines[0]
