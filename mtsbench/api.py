@@ -1,8 +1,9 @@
 """The Python API for notebooks: ``mtsbench.run`` and ``mtsbench.load``.
 
 ``run(overrides=[...], out=None)`` runs the configured scenarios in this process (the same
-job as ``mtsbench run``; outputs in ``out``, a new temporary folder by default) and returns
-its ``Run``. ``load(path)`` reads a finished run directory as a ``Run`` and a sweep
+job as ``mtsbench run``; outputs in ``out``, kept there) and returns its ``Run``; without
+``out`` the outputs go to a temporary folder, read into the ``Run`` and removed (give ``out``
+to keep them). ``load(path)`` reads a finished run directory as a ``Run`` and a sweep
 directory (``multirun/DATE/TIME``) as a ``Sweep``. Both give pandas DataFrames read from
 the result files only (nothing re-runs):
 
@@ -29,6 +30,33 @@ import pandas as pd
 from .errors import ReportError
 
 
+FLAGS = ("passed", "hit", "abstain")      # metrics.csv's True / False / empty columns
+
+
+def typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (metrics.csv's rows) with its whole-number columns as ``Int64`` and its flags
+    as ``boolean``.
+
+    >>> f = typed(pd.DataFrame({"index": [3.0, None], "passed": [True, None], "scored": [2.0, 1.0]}))
+    >>> [str(t) for t in f.dtypes]
+    ['Int64', 'boolean', 'Int64']
+    """
+    from .report.aggregate import COUNTS
+
+    frame = frame.copy()
+    for column in FLAGS:
+        if column in frame and str(frame[column].dtype) != "boolean":
+            frame[column] = frame[column].map({True: True, False: False, "True": True, "False": False},
+                                              na_action="ignore").astype("boolean")
+    for column in ("index", *COUNTS):
+        if column in frame:
+            values = pd.to_numeric(frame[column], errors="coerce")
+            whole = values.dropna()
+            if values.notna().sum() == frame[column].notna().sum() and (whole == whole.round()).all():
+                frame[column] = values.astype("Int64")
+    return frame
+
+
 def _split(override: str) -> tuple[str, str]:
     key, _, value = override.partition("=")
     return key.lstrip("+~"), value
@@ -43,7 +71,9 @@ class Run:
 
     @cached_property
     def metrics(self) -> pd.DataFrame:
-        return pd.read_csv(self.path / "metrics.csv")
+        """``metrics.csv`` with nullable dtypes: ``passed``, ``hit`` and ``abstain`` boolean,
+        ``index`` and the counts ``Int64`` (an empty cell is ``<NA>``, not a float NaN)."""
+        return typed(pd.read_csv(self.path / "metrics.csv", dtype={c: "boolean" for c in FLAGS}))
 
     @property
     def probes(self) -> pd.DataFrame:
@@ -134,7 +164,8 @@ def load(path) -> Run | Sweep:
 
 def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) -> Run:
     """Run the configuration ``overrides`` give (as on the command line) and return its
-    ``Run``; outputs go to ``out`` (default: a new temporary folder). ``config_dir``: a
+    ``Run``; outputs go to ``out`` and stay there; without it they go to a temporary folder
+    that is removed once the ``Run`` has read them (its ``path`` then no longer exists). ``config_dir``: a
     folder of your own configs, or a list of them, searched before the packaged ones (as
     ``mtsbench run --config-dir DIR``: new options, and files replacing packaged ones)."""
     from .config import compose
@@ -142,6 +173,16 @@ def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) 
 
     dirs = [] if config_dir is None else [config_dir] if isinstance(config_dir, (str, Path)) else list(config_dir)
     cfg, choices = compose(list(overrides), dirs)
-    out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="mtsbench-run-"))
-    run_config(cfg, out, choices)
-    return Run(out, list(overrides))
+    if out is not None:
+        run_config(cfg, Path(out), choices)
+        return Run(Path(out), list(overrides))
+    with tempfile.TemporaryDirectory(prefix="mtsbench-run-") as folder:
+        run_config(cfg, Path(folder), choices)
+        return _read_all(Run(Path(folder), list(overrides)))
+
+
+def _read_all(run: Run) -> Run:
+    """``run`` with every table read into memory (its folder is about to go)."""
+    for name in ("metrics", "results", "trace", "timelines", "summary"):
+        getattr(run, name)
+    return run

@@ -146,7 +146,7 @@ def compare(run_a, run_b, same_text: float = 0.75) -> dict:
     steps_a, steps_b = set(zip(ia["scenario"], ia["step"])), set(zip(ib["scenario"], ib["step"]))
     ea, eb = run_a.expectations, run_b.expectations
     checks = ea.merge(eb, on=["scenario", "index", "step", "check"], suffixes=("_a", "_b"))
-    pa, pb = checks["passed_a"].astype(bool), checks["passed_b"].astype(bool)
+    pa, pb = checks["passed_a"].fillna(False).astype(bool), checks["passed_b"].fillna(False).astype(bool)
 
     def count(trace, name):
         return int(len(_events(trace, name)))
@@ -173,25 +173,51 @@ def compare(run_a, run_b, same_text: float = 0.75) -> dict:
     }
 
 
+def cell(text) -> str:
+    """A markdown table cell: ``|`` escaped (``mean |A-B|`` would split the cell).
+
+    >>> cell("mean |A-B| 0.5")
+    'mean \\\\|A-B\\\\| 0.5'
+    """
+    return str(text).replace("|", "\\|")
+
+
+def shown(value, reason: str) -> str:
+    """A figure of the comparison, or ``n/a`` and why there is none (never ``None``).
+
+    >>> shown(0.25, "no pairs"), shown(None, "no pairs")
+    ('0.25', 'n/a (no pairs)')
+    """
+    return f"n/a ({reason})" if value is None else str(value)
+
+
 def _markdown(c: dict) -> str:
     at, f, ev, im, ex = c["attention"], c["facts"], c["events"], c["impressions"], c["expectations"]
+    no_pairs = "no item rated in both"
+    no_both = "no step with an impression in both"
     rows = [
-        ("attention (rate_attention)", f"{at['pairs']} items", f"Spearman {at['spearman']}, mean |A-B| {at['mean_abs_diff']} "
-                                                             f"(mean A {at['mean_a']}, B {at['mean_b']})"),
-        ("facts (summarize)", f"A {f['a']}, B {f['b']}", f"precision {f['precision']}, recall {f['recall']} "
-                                                        f"(key, or shared step and text cosine >= {f['same_text']})"),
+        ("attention (rate_attention)", f"{at['pairs']} items",
+         f"Spearman {shown(at['spearman'], 'fewer than 3 pairs or one side constant')}, "
+         f"mean |A-B| {shown(at['mean_abs_diff'], no_pairs)} "
+         f"(mean A {shown(at['mean_a'], no_pairs)}, B {shown(at['mean_b'], no_pairs)})"),
+        ("facts (summarize)", f"A {f['a']}, B {f['b']}",
+         f"precision {shown(f['precision'], 'B summarized no fact')}, recall {shown(f['recall'], 'A summarized no fact')} "
+         f"(key, or shared step and text cosine >= {f['same_text']})"),
         ("events (join or new)", f"{ev['both']} steps in both (A {ev['steps_a']}, B {ev['steps_b']})",
-         f"agreement {ev['agreement']}"),
+         f"agreement {shown(ev['agreement'], 'no step decided in both')}"),
         ("impressions (infer)", f"A {im['steps_a']}, B {im['steps_b']}, both {im['both']}",
-         f"agreement {im['agreement']}, mean |belief A-B| {im['belief_mean_abs_diff']}, "
-         f"mean |TTL A-B| {im['ttl_days_mean_abs_diff']} days"),
+         f"agreement {shown(im['agreement'], 'no impression in A or B')}, "
+         f"mean |belief A-B| {shown(im['belief_mean_abs_diff'], no_both)}, "
+         f"mean |TTL A-B| {shown(im['ttl_days_mean_abs_diff'], no_both)}"
+         + (" days" if im["ttl_days_mean_abs_diff"] is not None else "")),
         ("expectations", f"{ex['compared']} checks", f"both {ex['both']}, A only {ex['a_only']}, B only {ex['b_only']}, "
                                                       f"neither {ex['neither']}"),
     ]
     lines = [f"# Calibration: B = `{c['b']}` against A = `{c['a']}`", "",
-             "| task | compared | agreement |", "|---|---|---|", *(f"| {a} | {b} | {d} |" for a, b, d in rows), "",
+             "| task | compared | agreement |", "|---|---|---|",
+             *(f"| {cell(a)} | {cell(b)} | {cell(d)} |" for a, b, d in rows), "",
              "| count | A | B |", "|---|---|---|",
-             *(f"| {k} | {v['a']} | {v['b']} |" for k, v in c["counts"].items()), "",
+             *(f"| {cell(k)} | {v['a']} | {v['b']} |" for k, v in c["counts"].items()), "",
              "![attention A vs B](attention.png)", ""]
     return "\n".join(lines)
 

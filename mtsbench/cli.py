@@ -250,34 +250,48 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def check_main(argv: list[str]) -> int:
-    from .config import compose, overrides_set_scenarios
-    from .report.markdown import failures, passed_line, table
-    from .runner import run
+    from . import folder_lock
 
     parser = argparse.ArgumentParser(prog="mtsbench check", description="Run scenarios with the reference "
                                      "configuration (plus overrides); exit 1 if any expectation fails.")
     parser.add_argument("args", nargs="*", help="scenario files or folders, and Hydra overrides")
-    parser.add_argument("--out", help="keep the run's outputs in this folder (default: a temporary one)")
+    parser.add_argument("--out", help="keep the run's outputs in this folder (default: a temporary one, "
+                        "removed when the check ends)")
     parser.add_argument("--config-dir", "-cd", action="append", default=[], metavar="DIR",
                         help="a config folder of your own, searched before the packaged configs: its files add "
                         "options and replace packaged ones of the same name (repeatable; the first wins)")
     ns = parser.parse_args(argv)
+    if ns.out:
+        return _check(ns, Path(ns.out))
+    with tempfile.TemporaryDirectory(prefix="mtsbench-check-") as folder:   # removed when done
+        try:
+            return _check(ns, Path(folder))
+        finally:
+            folder_lock.release(folder)
+
+
+def _check(ns: argparse.Namespace, out: Path) -> int:
+    """``mtsbench check`` into ``out`` (``--out``, kept; else a temporary folder, removed after)."""
+    from .config import compose, overrides_set_scenarios
+    from .report.markdown import failures, passed_line, table
+    from .runner import run
+
     paths, overrides = split_check_args(ns.args)
-    out = None
+    where = out if ns.out else "not kept (--out DIR keeps them)"
     try:
         cfg, choices = compose(overrides, ns.config_dir)
         if paths or not overrides_set_scenarios(overrides):   # files named here win over scenarios=...
             cfg.scenarios = paths
-        out = Path(ns.out) if ns.out else Path(tempfile.mkdtemp(prefix="mtsbench-check-"))
         writable(out)
         _locked(out, "--out")
         frame = run(cfg, out, choices, progress=True)
     except (KeyboardInterrupt, Interrupted) as stop:
-        return _fail(f"check interrupted by {signal_name(stop)}; what was done is in {out}", exit_code(stop))
+        return _fail(f"check interrupted by {signal_name(stop)}; what was done is {'in ' if ns.out else ''}{where}",
+                     exit_code(stop))
     except Exception as e:  # Hydra's own errors are multi-line: keep their first line
         return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)
-    print(f"{passed_line(frame)} in {frame['scenario'].nunique()} scenarios; outputs in {out}")
+    print(f"{passed_line(frame)} in {frame['scenario'].nunique()} scenarios; outputs {'in ' if ns.out else ''}{where}")
     if len(failed):
         print(table(failed, ["scenario", "index", "step", "check", "value", "expected"]))
         return 1

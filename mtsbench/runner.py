@@ -42,8 +42,8 @@ from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
-from .scenario.model import OBSERVED_KINDS, EventCountCheck, Scenario
-from .progress import StepLog
+from .scenario.model import OBSERVED_KINDS, RUNNING, EventCountCheck, Scenario
+from .progress import StepLog, step_bar
 from .stream import TIMELINES, TRACE, RunWriter
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
@@ -108,6 +108,15 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
     with ``take_trace``) and timeline rows (``stream.TIMELINES``) as they pass ``CHUNK_ROWS``,
     so a long scenario's memory stays bounded; the ``ScenarioRun`` then holds the rest. Its
     trace events have no ``scenario`` field (the scenario is the run's)."""
+    token = RUNNING.set(scenario)
+    try:
+        return _run_scenario(cfg, scenario, progress, sink)
+    finally:
+        RUNNING.reset(token)
+
+
+def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
+                  sink: Callable[[str, list[dict]], None] | None) -> ScenarioRun:
     scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
     started = time.perf_counter()
     if progress is not None:
@@ -221,8 +230,6 @@ def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: b
 
 
 def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -> pd.DataFrame:
-    from tqdm import tqdm
-
     out_dir = Path(out_dir)
     scenarios = load_all(cfg, out_dir)
     meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {}}
@@ -230,7 +237,7 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     current = None
     try:
         total = sum(len(s.steps) for s in scenarios)
-        with tqdm(total=total, unit="step", leave=False, disable=None if progress else True) as bar:
+        with step_bar(total, progress, unit="step", leave=False) as bar:
             steps = StepLog(total, bar=bar)
             for current in scenarios:
                 bar.set_description(current.id)

@@ -16,7 +16,7 @@
 - ``SweepSummary`` (a Hydra callback) locks the sweep's folder as the sweep starts (one
   writer per folder: ``mtsbench.folder_lock``; another process writing there is one line,
   exit 2), and counts the jobs and their expectations passed when the
-  sweep ends; ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
+  sweep ends, and writes the sweep's report into its folder (``mtsbench report DIR``'s); ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
   because another process held its folder's lock: ``busy_jobs``), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
 """
@@ -168,7 +168,8 @@ def _select(cfg, key: str):
 
 
 class SweepSummary(Callback):
-    """After a sweep: one line with the jobs' statuses and the report command."""
+    """After a sweep: its report written (``mtsbench report``'s, into the sweep's folder) and
+    one line with the jobs' statuses and the report's path."""
 
     def on_multirun_start(self, config, **kwargs) -> None:
         """The sweep's folder locked before Hydra writes ``multirun.yaml`` there (one writer
@@ -204,4 +205,16 @@ class SweepSummary(Callback):
         if counts:
             tail += (f"; {sum(p for p, _ in counts)} of {sum(n for _, n in counts)} expectations passed"
                      + (f" in the {len(counts)} jobs complete" if failed_jobs else ""))
-        print(f"mtsbench: {len(jobs)} jobs done{tail}; report: mtsbench report {root}", file=sys.stderr)
+        print(f"mtsbench: {len(jobs)} jobs done{tail}; report: {_report(root)}", file=sys.stderr)
+
+
+def _report(root: Path) -> str:
+    """The sweep's report written into its folder (as ``mtsbench report ROOT`` would): its
+    path; if it cannot be written, why, and the command to try again."""
+    from .errors import one_line
+    from .report.aggregate import write
+
+    try:
+        return str(write(root))
+    except Exception as e:  # noqa: BLE001 - the sweep's jobs are done: one line, not a traceback
+        return f"not written ({one_line(e)}); mtsbench report {root}"

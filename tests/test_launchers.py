@@ -69,7 +69,8 @@ def assert_two_ok_jobs(cli, sweep_dir: Path) -> None:
 def test_local_launcher_sweep(cli, tmp_path):
     done = cli(*SWEEP, f"hydra.sweep.dir={tmp_path / 'sweep'}")
     assert done.returncode == 0, done.stderr
-    assert "2 jobs done; 10 of 10 expectations passed; report: mtsbench report" in done.stderr, done.stderr
+    assert (f"2 jobs done; 10 of 10 expectations passed; report: {tmp_path / 'sweep' / 'report.md'}"
+            in done.stderr), done.stderr
     assert_two_ok_jobs(cli, tmp_path / "sweep")
 
 

@@ -230,12 +230,15 @@ def _complete(sweep: Path) -> int:
 def _files(sweep: Path) -> dict[str, bytes]:
     """Every file under the sweep (hidden ones too), as compared: the timing columns dropped
     from results.parquet (its metadata kept) and metrics.csv, the working folder taken out
-    of Hydra's records, the job's log (timestamps) only named."""
+    of Hydra's records, the job's log (timestamps) and the sweep's report (written at its end
+    from the jobs' files compared here; its latencies are timings) only named."""
     out = {}
     for path in sorted(p for p in sweep.rglob("*") if p.is_file()):
         name = str(path.relative_to(sweep))
         data = path.read_bytes()
-        if path.name == "mtsbench.log":
+        if path.parent == sweep and (path.name in ("report.md", "report.html", "summary.csv") or path.suffix == ".png"):
+            data = b""
+        elif path.name == "mtsbench.log":
             data = b""
         elif path.name in ("hydra.yaml", "multirun.yaml"):
             data = data.replace(str(sweep.parent).encode(), b"<cwd>")

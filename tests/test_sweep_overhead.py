@@ -259,21 +259,29 @@ def test_a_lanes_first_job_is_composed_by_the_sweeps_process_and_run_as_sent(mon
 
 PARENT = """
 import sys
+import mtsbench.sweep as sweep
+seen = []
+manifest = sweep.write_manifest
+def launching(*args, **kwargs):     # the jobs are about to start: what has this process imported?
+    seen.extend(["launching", *(m for m in ("pandas", "pydantic", "mtsbench.runner") if m in sys.modules)])
+    return manifest(*args, **kwargs)
+sweep.write_manifest = launching
 from mtsbench.cli import main
 code = main(sys.argv[1:])
-print(code, *(m for m in ("pandas", "pydantic", "mtsbench.runner") if m in sys.modules))
+print(code, *seen)
 """
 
 
 def test_the_sweeps_own_process_imports_no_pandas_nor_scenario_models(tmp_path):
-    """What a job needs is imported by the workers' server, beside the checks, not before them."""
+    """What a job needs is imported by the workers' server, beside the checks, not before them
+    (by the time the jobs start; the sweep's end imports pandas to write the report)."""
     import subprocess
     import sys
 
     done = subprocess.run([sys.executable, "-c", PARENT, "run", "-m", "seed=0,1", "scenarios=[milk_allergy]",
                            f"hydra.sweep.dir={tmp_path / 'sweep'}"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
-    assert done.stdout.split() == ["0"], done.stderr
+    assert done.stdout.split() == ["0", "launching"], done.stderr
     assert sorted(p.name for p in (tmp_path / "sweep").glob("*/summary.json")) == ["summary.json"] * 2
 
 

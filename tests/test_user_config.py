@@ -91,7 +91,7 @@ def test_compose_and_check_see_the_users_file_first(cli, shadowing):
     cfg, choices = compose(["scenarios=[milk_allergy]"], [shadowing])
     assert cfg.long_decay.d == 6.0 and choices["long_decay"] == "power_law"
     assert compose(["scenarios=[milk_allergy]"])[0].long_decay.d == 0.3      # nothing left behind
-    run = mtsbench.run(["scenarios=[milk_allergy]"], config_dir=shadowing)
+    run = mtsbench.run(["scenarios=[milk_allergy]"], config_dir=shadowing, out=shadowing.parent / "r")   # kept: read below
     assert _config(run.path)["long_decay"]["d"] == 6.0
     r = cli("check", "--config-dir", shadowing, "scenarios=[milk_allergy]", "--out", shadowing.parent / "c")
     assert r.returncode in (0, 1) and "expectations passed" in r.stdout, r.stderr

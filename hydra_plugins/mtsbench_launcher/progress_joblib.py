@@ -51,7 +51,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
         from hydra.core.utils import configure_log, setup_globals
-        from tqdm import tqdm
+        from mtsbench.progress import step_bar
 
         from mtsbench import sweep
 
@@ -68,7 +68,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         skip = {num for num, o in jobs if sweep.resume is not None and _finished(self._job_dir(num, o))}
         sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}")
         results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
-        with tqdm(total=len(jobs), initial=len(skip), desc="jobs", unit="job", disable=None) as bar:
+        with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
             self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar)
         return [results[num] for num, _ in jobs]
 

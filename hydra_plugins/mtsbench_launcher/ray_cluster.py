@@ -46,7 +46,7 @@ class RayClusterLauncher(RayLauncher or object):
         from hydra.core.singleton import Singleton
         from hydra.core.utils import configure_log, setup_globals
         from omegaconf import OmegaConf, open_dict
-        from tqdm import tqdm
+        from mtsbench.progress import step_bar
 
         from mtsbench import sweep
 
@@ -79,7 +79,7 @@ class RayClusterLauncher(RayLauncher or object):
         running = {task.remote(os.getcwd(), self.hydra_context, configs[num], self.task_function, state): (num, o)
                    for num, o in jobs if num not in skip}
         try:
-            with tqdm(total=len(jobs), initial=len(skip), desc="jobs", unit="job", disable=None) as bar:
+            with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
                 while running:
                     done, _ = ray.wait(list(running), num_returns=1)
                     for ref in done:

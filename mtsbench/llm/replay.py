@@ -4,8 +4,10 @@ The backend asks exactly what the recording backend asked (same prompts, same re
 path, see ``chat.py``) and looks every request up by its key in the cassette: the answer
 text, token usage and retries recorded for it are replayed, and a recorded transport
 failure fails again (then ``on_failure`` decides, as when recording). A request that is
-not in the cassette raises ``LLMError`` naming the task and an excerpt of the prompt,
-whatever ``on_failure`` says: the cassette does not cover this run.
+not in the cassette raises ``LLMError`` naming the task and, when the running scenario was
+not recorded at all, that scenario and the bundled ones the cassette holds, else an excerpt
+of the prompt (a prompt changed since recording), whatever ``on_failure`` says: the
+cassette does not cover this run.
 
 ``max_failure_rate`` is stored for the run (``mtsbench run`` warns and exits 3 above it).
 
@@ -42,6 +44,31 @@ def cassette_path(cassette: str) -> Path:
     raise LLMError(f"cassette {path} does not exist (nor is it a packaged cassette: {names})")
 
 
+def first_text(scenario) -> str | None:
+    """The text of ``scenario``'s first observed step (what its first prompt quotes)."""
+    from ..scenario.model import OBSERVED_KINDS
+
+    return next((s.text for s in scenario.steps if s.kind in OBSERVED_KINDS and s.text), None)
+
+
+def recorded_scenarios(cassette: Cassette) -> list[str]:
+    """The bundled scenarios ``cassette`` holds answers for: those whose first observed
+    step's text one of its prompts quotes."""
+    from ..scenario.catalog import resolve
+    from ..scenario.loader import load_scenario
+
+    prompts = "\n".join(str(m.get("content", "")) for r in cassette.records for m in r.get("messages", []))
+    found = []
+    for path in resolve([]):
+        try:
+            scenario = load_scenario(path)
+        except Exception:  # noqa: BLE001 - a bundled scenario that does not load is not listed
+            continue
+        if (text := first_text(scenario)) and text in prompts:
+            found.append(scenario.id)
+    return found
+
+
 class ReplayLLM(ChatLLM):
     """Replays a cassette (see the module docstring)."""
 
@@ -75,11 +102,25 @@ class ReplayLLM(ChatLLM):
         return {"cassette_": recorded, "backend_": profile["backend"], "model_": profile["model"],
                 "params_": profile["params"]}
 
+    def _missing(self, messages: list[dict]) -> str:
+        """Why a request has no answer, in one line: the running scenario was not recorded
+        (named, with the recorded ones), else the prompt it asked (a changed prompt)."""
+        from ..scenario.model import RUNNING
+
+        where = f"cassette {self.cassette_.path} (model {self.model_})"
+        scenario = RUNNING.get()
+        prompts = (str(m.get("content", "")) for r in self.cassette_.records for m in r.get("messages", []))
+        text = first_text(scenario) if scenario is not None else None
+        if text and not any(text in p for p in prompts):
+            recorded = ", ".join(recorded_scenarios(self.cassette_)) or "none of the bundled ones"
+            return (f"no recorded answer in {where}: scenario {scenario.id} was not recorded "
+                    f"(recorded: {recorded}; record it with llm.record=PATH, docs/llm.md)")
+        return f"no recorded answer in {where} for prompt '{excerpt(messages[-1]['content'])}'"
+
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
         record = self.cassette_.next(key)
         if record is None:
-            raise LLMError(f"no recorded answer in cassette {self.cassette_.path} (model {self.model_}) for "
-                           f"prompt '{excerpt(messages[-1]['content'])}'", task=task.name)
+            raise LLMError(self._missing(messages), task=task.name)
         if "error" in record:
             raise TransportError(record["error"], int(record.get("retries", 0)))
         r = record["response"]

@@ -12,6 +12,8 @@ names stay: ``EventHint`` is ``EventTag``, ``InferHint`` is ``Impression``, and
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,6 +22,9 @@ from typing import Union
 STEP_KINDS = ("say", "reply", "perceive", "probe", "idle", "check")
 TEXT_KINDS = ("say", "reply", "perceive", "probe")
 OBSERVED_KINDS = ("say", "reply", "perceive")
+# The scenario being run in this context (``runner.run_scenario`` sets it), for an error
+# raised deep inside a run that should name it (``llm.replay``: a scenario not recorded).
+RUNNING: "ContextVar[Scenario | None]" = ContextVar("mtsbench_running_scenario", default=None)
 CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count")
 
 
