@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test bench experiments locomo install clean
+.PHONY: run test test-fast bench experiments locomo install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,6 +20,11 @@ run: install
 
 test: install
 	$(PY) -P -m pytest -q -p no:cacheprovider --doctest-modules --pyargs tests mtsbench
+
+# The edit-test loop: unit tests and doctests, without the end-to-end tests (marker e2e:
+# tests/conftest.py says which). `make test` stays the whole suite.
+test-fast: install
+	$(PY) -P -m pytest -q -p no:cacheprovider --doctest-modules -m "not e2e" --pyargs tests mtsbench
 
 bench: install
 	$(PY) -P -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json

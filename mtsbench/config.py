@@ -24,11 +24,20 @@ wins over the next. A ``DIR/config.yaml`` replaces the packaged primary config a
 (Hydra's rule for a primary config: the first found is used, nothing is merged); without
 one the packaged ``config.yaml`` is used. Hydra's own groups (``hydra/...``) keep Hydra's
 order: its built-in options are found before any folder's.
+
+An installed plug-in package adds its config folder through an entry point in the group
+``mtsbench.configs`` (``plugin_dirs``): in its ``pyproject.toml``,
+``[project.entry-points."mtsbench.configs"] NAME = "PACKAGE.configs"`` names a package
+(or a package's sub-folder) holding group folders (``PACKAGE/configs/system/NAME.yaml``).
+Those folders come *after* the packaged ``configs/`` (a plug-in adds options, it does not
+replace bundled ones; a user's ``--config-dir`` still comes first), so ``system=NAME``
+works once the package is installed, without ``PYTHONPATH`` or ``--config-dir``.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import math
 from contextlib import contextmanager
@@ -44,11 +53,44 @@ from .resources import CONFIG_DIR
 COMPOSITE_GROUPS = ("preset", "ablate", "experiment")   # set many groups at once; not mechanisms
 
 
+PLUGIN_GROUP = "mtsbench.configs"          # the entry-point group of plug-in packages' config folders
+PLUGIN_PROVIDER = "mtsbench plug-in"        # the provider name Hydra shows for them
+
+
+@functools.lru_cache(maxsize=None)
+def plugin_dirs() -> tuple[str, ...]:
+    """The config folders of installed plug-in packages: each entry point of the group
+    ``mtsbench.configs`` names a package (``NAME = "PACKAGE.configs"``) whose folder holds
+    group folders (``system/NAME.yaml``); ordered by entry-point name, duplicates dropped.
+    The package is located, not imported (its parent packages are). An entry point whose
+    package cannot be found is skipped with a one-line warning on stderr."""
+    import importlib.metadata
+    import importlib.util
+    import sys
+
+    out: list[str] = []
+    for ep in sorted(importlib.metadata.entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+        dist = getattr(getattr(ep, "dist", None), "name", None) or "?"
+        try:
+            spec = importlib.util.find_spec(ep.module)
+            locations = list(spec.submodule_search_locations or []) if spec else []
+        except Exception as e:  # noqa: BLE001 - a broken plug-in must not stop every run
+            locations, spec = [], f"{type(e).__name__}: {e}"
+        folder = next((str(Path(d).resolve()) for d in locations if Path(d).is_dir()), None)
+        if folder is None:
+            print(f"mtsbench: plug-in entry point '{ep.name} = {ep.value}' ({PLUGIN_GROUP}, distribution {dist}): "
+                  f"no package folder '{ep.module}' found; skipped", file=sys.stderr)
+        elif folder not in out:
+            out.append(folder)
+    return tuple(out)
+
+
 def groups(extra: Sequence[str | Path] = ()) -> dict[str, list[str]]:
-    """Every config group and its options, read from the packaged ``configs/`` folder and
-    the ``extra`` ones (a user's ``--config-dir``; ``hydra/`` holds Hydra's own groups)."""
+    """Every config group and its options, read from the packaged ``configs/`` folder,
+    installed plug-ins' (``plugin_dirs``) and the ``extra`` ones (a user's ``--config-dir``;
+    ``hydra/`` holds Hydra's own groups)."""
     found: dict[str, set[str]] = {}
-    for root in (CONFIG_DIR, *map(Path, extra)):
+    for root in (CONFIG_DIR, *map(Path, plugin_dirs()), *map(Path, extra)):
         for d in (sorted(root.iterdir()) if root.is_dir() else []):
             if d.is_dir() and not d.name.startswith("_") and d.name != "hydra":
                 found.setdefault(d.name, set()).update(p.stem for p in d.glob("*.yaml"))
@@ -62,8 +104,9 @@ _PLUGIN = None                              # the plugin class, once registered 
 
 def _search_plugin():
     """The Hydra ``SearchPathPlugin`` putting ``_user_dirs`` before the packaged configs
-    (Hydra's ``main`` entry), registered with Hydra once; Hydra asks it whenever it builds a
-    search path (``hydra.main``, ``initialize_config_dir``)."""
+    (Hydra's ``main`` entry) and installed plug-ins' folders (``plugin_dirs``) after them,
+    registered with Hydra once; Hydra asks it whenever it builds a search path
+    (``hydra.main``, ``initialize_config_dir``)."""
     global _PLUGIN
     if _PLUGIN is None:
         from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
@@ -71,11 +114,14 @@ def _search_plugin():
         from hydra.plugins.search_path_plugin import SearchPathPlugin
 
         class UserConfigDirs(SearchPathPlugin):
-            """``mtsbench.config._user_dirs``, in order, before the packaged configs."""
+            """``mtsbench.config._user_dirs``, in order, before the packaged configs;
+            ``plugin_dirs()``, in order, after them."""
 
             def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
                 for d in _user_dirs:
                     search_path.prepend(SEARCH_PROVIDER, f"file://{d}", anchor=SearchPathQuery(provider="main"))
+                for d in reversed(plugin_dirs()):    # each appended right after main: reversed keeps their order
+                    search_path.append(PLUGIN_PROVIDER, f"file://{d}", anchor=SearchPathQuery(provider="main"))
 
         Plugins.instance().register(UserConfigDirs)
         _PLUGIN = UserConfigDirs
@@ -104,7 +150,7 @@ def searching(dirs: Sequence[str | Path] = ()) -> Iterator[tuple[str, ...]]:
     global _user_dirs
     resolved = user_dirs(dirs)
     previous = _user_dirs
-    if resolved:
+    if resolved or plugin_dirs():
         _search_plugin()
     _user_dirs = resolved
     try:
@@ -678,7 +724,8 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
         return True
     if option not in known.get(group, ()):
         return False
-    path = next((p for p in (Path(d) / group / f"{option}.yaml" for d in (*user_dirs(extra_dirs), CONFIG_DIR))
+    path = next((p for p in (Path(d) / group / f"{option}.yaml"
+                             for d in (*user_dirs(extra_dirs), CONFIG_DIR, *plugin_dirs()))
                  if p.is_file()), None)
     if path is None:
         return False

@@ -46,3 +46,32 @@ def temporary_folders_under_pytest(tmp_path_factory):
     else:
         os.environ["TMPDIR"] = before[0]
     tempfile.tempdir = before[1]
+
+
+# ``make test-fast`` (``pytest -m "not e2e"``): the edit-test loop leaves out what runs
+# whole scenarios or the installed command end to end (the ``cli`` fixture: a Python start,
+# Hydra and a run per call; pytest's pytester; every option run through a scenario), the
+# files that run sweeps, launchers, soak and reliability scenarios, report rendering, and
+# the few single tests measured at seconds each. Unit, property and contract-check tests and
+# the doctests stay. ``make test`` runs everything, as before.
+E2E_FILES = ("test_reliability_", "test_launchers", "test_sweeps", "test_sweep_overhead", "test_locomo_real",
+             "test_pytest_plugin", "test_ablations", "test_api", "test_llm_cli", "test_docs_scenarios",
+             "test_report_figures")
+E2E_TESTS = {"test_contract.py": ("test_option_runs", "test_preset_sets_only_known_options_and_runs",
+                                  "test_flat_rag_is_relevance_only_and_mts_is_the_default"),
+             "test_config_rules.py": ("test_every_numeric_leaf_of_every_option_has_a_rule",   # compose every option
+                                      "test_every_rule_names_a_key_some_option_has",
+                                      "test_every_job_of_a_sweep_is_checked_before_launching"),
+             "test_fast_loop.py": ("test_the_fast_selection_keeps_unit_tests_and_leaves_out_end_to_end_ones",),
+             "test_install_weight.py": ("test_a_mock_run_needs_none_of_them", "test_per_tier_index_without_hnswlib_is_one_line",
+                                        "test_openai_and_local_without_the_client_are_one_line"),
+             "test_results.py": ("test_a_run_streamed_in_small_chunks_writes_the_same_outputs",),
+             "test_plugin_example.py": ("test_an_installed_plugin_is_found_through_its_entry_point",)}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.path.name if hasattr(item, "path") else ""
+        if ("cli" in getattr(item, "fixturenames", ()) or name.startswith(E2E_FILES)
+                or getattr(item, "originalname", None) in E2E_TESTS.get(name, ())):
+            item.add_marker(pytest.mark.e2e)

@@ -1,10 +1,18 @@
-"""The plug-in example (examples/plugin): its class through the protocol, and the CLI run."""
+"""The plug-in example (examples/plugin): its class through the protocol, the CLI run with
+--config-dir, and the package installed: found through its ``mtsbench.configs`` entry point."""
 
+import base64
 import doctest
+import hashlib
 import importlib.util
 import json
+import os
+import subprocess
 import sys
+import zipfile
 from pathlib import Path
+
+import pytest
 
 import pandas as pd
 from hydra.utils import instantiate
@@ -15,11 +23,12 @@ from mtsbench.systems.base import (UNSUPPORTED, Context, EventOf, Idle, MemorySy
 from mtsbench.scenario.model import StepAttentionCheck, TierCheck
 
 PLUGIN = Path(__file__).resolve().parent.parent / "examples" / "plugin"
+PACKAGE = PLUGIN / "mtsbench_recency"
 
 
 def load_example():
     """Import ``recency_system`` from its file, as PYTHONPATH=examples/plugin would."""
-    spec = importlib.util.spec_from_file_location("recency_system", PLUGIN / "recency_system.py")
+    spec = importlib.util.spec_from_file_location("recency_system", PACKAGE / "recency_system.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -28,8 +37,10 @@ def load_example():
 def test_the_example_runs_through_the_protocol(monkeypatch):
     module = load_example()
     assert doctest.testmod(module).failed == 0
-    monkeypatch.setitem(sys.modules, "recency_system", module)          # what _target_ imports
-    s = instantiate(OmegaConf.load(PLUGIN / "configs" / "system" / "recency.yaml"))
+    package = type(sys)("mtsbench_recency")
+    package.RecencySystem = module.RecencySystem
+    monkeypatch.setitem(sys.modules, "mtsbench_recency", package)       # what _target_ imports
+    s = instantiate(OmegaConf.load(PACKAGE / "configs" / "system" / "recency.yaml"))
     assert isinstance(s, module.RecencySystem) and isinstance(s, MemorySystem)
     s.start(Context("plugin", texts=("I am allergic to milk", "nice weather", "what am I allergic to?")))
     assert s.retrieve(Query("p0", 0.0, "anything")).ranking == Ranking()
@@ -62,7 +73,7 @@ def test_the_readme_command_runs_end_to_end(cli, tmp_path):
     """The command of examples/plugin/README.md, run as a user would (needs the ``system``
     group in the runner and --config-dir options accepted by the override pre-check)."""
     out = tmp_path / "job"
-    r = cli("run", "--config-dir", PLUGIN / "configs", "system=recency", "scenarios=[milk_allergy]",
+    r = cli("run", "--config-dir", PACKAGE / "configs", "system=recency", "scenarios=[milk_allergy]",
             f"hydra.run.dir={out}", env={"PYTHONPATH": str(PLUGIN)})
     assert r.returncode == 0, r.stdout + r.stderr
     metrics = pd.read_csv(out / "metrics.csv")
@@ -70,3 +81,88 @@ def test_the_readme_command_runs_end_to_end(cli, tmp_path):
     assert len(probes) >= 1 and (probes["scored"] >= 1).all() and (probes["llm_calls"] == 0).all()
     summary = json.loads((out / "summary.json").read_text())
     assert "milk_allergy" in summary["scenarios"]
+
+
+def build_wheel(project: Path, out: Path) -> Path:
+    """A wheel of the plug-in example as its ``pyproject.toml`` declares it (name, version,
+    its package, its entry points), zipped by hand: no build backend to download."""
+    tomllib = pytest.importorskip("tomllib")          # Python 3.11+
+    meta = tomllib.loads((project / "pyproject.toml").read_text())["project"]
+    name, version = meta["name"].replace("-", "_"), meta["version"]
+    info = f"{name}-{version}.dist-info"
+    files: dict[str, bytes] = {}
+    for package in tomllib.loads((project / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"][
+            "wheel"]["packages"]:
+        for f in sorted((project / package).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts:
+                files[f.relative_to(project).as_posix()] = f.read_bytes()
+    files[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {meta['name']}\nVersion: {version}\n".encode()
+    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files[f"{info}/entry_points.txt"] = "".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n"
+        for group, eps in meta["entry-points"].items()).encode()
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},"
+              f"{len(data)}" for path, data in files.items()]
+    files[f"{info}/RECORD"] = ("\n".join(record + [f"{info}/RECORD,,"]) + "\n").encode()
+    wheel = out / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def installed_plugin(tmp_path_factory):
+    """The plug-in example pip-installed into this environment (as ``pip install
+    examples/plugin`` would), uninstalled afterwards."""
+    from mtsbench.config import plugin_dirs
+
+    wheel = build_wheel(PLUGIN, tmp_path_factory.mktemp("wheel"))
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    subprocess.run([*pip, "install", "--no-deps", "--no-index", "--force-reinstall", str(wheel)],
+                   check=True, capture_output=True, text=True)
+    plugin_dirs.cache_clear()
+    try:
+        yield
+    finally:
+        subprocess.run([*pip, "uninstall", "--yes", "mtsbench-recency"], capture_output=True, text=True)
+        plugin_dirs.cache_clear()
+
+
+def test_an_installed_plugin_is_found_through_its_entry_point(installed_plugin, cli, tmp_path):
+    """``pip install`` the plug-in, then ``mtsbench run system=recency``: no PYTHONPATH, no
+    --config-dir (the entry point ``mtsbench.configs`` names its config folder)."""
+    import importlib.metadata
+
+    from mtsbench.config import groups, plugin_dirs
+
+    eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="mtsbench.configs")}
+    assert eps.get("recency") == "mtsbench_recency.configs"
+    assert any(Path(d).parts[-2:] == ("mtsbench_recency", "configs") for d in plugin_dirs())
+    assert "recency" in groups()["system"] and "mts" in groups()["system"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = tmp_path / "job"
+    r = subprocess.run([*cli_exe(), "run", "system=recency", "scenarios=[milk_allergy]", f"hydra.run.dir={out}"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    metrics = pd.read_csv(out / "metrics.csv")
+    probes = metrics[metrics["check"] == "probe"]
+    assert len(probes) >= 1 and (probes["llm_calls"] == 0).all()
+    assert "mtsbench_recency.RecencySystem" in (out / ".hydra" / "config.yaml").read_text()
+    # the plug-in's option is checked like a bundled one: a typo gets a did-you-mean naming it
+    bad = subprocess.run([*cli_exe(), "run", "system=recenci"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert bad.returncode != 0 and "did you mean 'recency'" in bad.stderr, bad.stderr
+    # and a sweep over a bundled and the plug-in's system runs both
+    sweep = tmp_path / "sweep"
+    r = subprocess.run([*cli_exe(), "run", "-m", "system=bm25,recency", "scenarios=[milk_allergy]",
+                        f"hydra.sweep.dir={sweep}"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (sweep / "0" / "metrics.csv").is_file() and (sweep / "1" / "metrics.csv").is_file()
+
+
+def cli_exe() -> list[str]:
+    """The installed ``mtsbench`` command (as conftest's ``cli`` runs it)."""
+    exe = Path(sys.executable).parent / "mtsbench"
+    return [str(exe)] if exe.exists() else ["mtsbench"]

@@ -315,6 +315,13 @@ class LocalLLM:
                  max_tokens: int | None = 512, timeout: float = 300.0, max_retries: int = 1,
                  response_format: str = "json_schema", on_failure: str = "raise", record: str | None = None,
                  max_failure_rate: float = 0.05, max_retry_wait: float = 30.0):
+        import importlib.util
+
+        if importlib.util.find_spec("openai") is None:     # refused now, not at the first call
+            from ..errors import ConfigError
+
+            raise ConfigError("llm=local needs the openai client (it talks to its server through it), an "
+                              "optional extra: pip install 'mtsbench[local]' (openai is not installed)")
         self.model = model
         self.model_path = model_path
         self.threads = threads

@@ -69,11 +69,14 @@ import time
 from functools import cached_property
 from typing import Annotated, ClassVar
 
-import openai
+try:
+    import openai
+except ImportError:       # the optional extra (mtsbench[openai]; mtsbench[local] pulls it too)
+    openai = None
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from . import cassette
-from ..errors import redact, register_secret
+from ..errors import ConfigError, redact, register_secret
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .tasks import Task
@@ -88,6 +91,16 @@ RETRIED = (408, 409, 429)      # and every 5xx: as the openai client retries
 BACKOFF = (0.5, 8.0)           # first and longest backoff without a Retry-After, seconds
 
 
+INSTALL = "pip install 'mtsbench[openai]'"
+
+
+def missing_extra() -> ConfigError:
+    """The one line for llm=openai (or llm=local, which talks to its server through this
+    client) chosen without the openai client installed."""
+    return ConfigError(f"llm=openai and llm=local need the openai client, an optional extra: {INSTALL} "
+                       "(or 'mtsbench[local]'; openai is not installed)")
+
+
 class OpenAILLM(ChatLLM):
     """The OpenAI-compatible backend (see the module docstring)."""
 
@@ -99,6 +112,8 @@ class OpenAILLM(ChatLLM):
                  timeout: float = 60.0, max_retries: int = 2, response_format: str = "json_schema",
                  on_failure: str = "raise", record: str | None = None, max_failure_rate: float = 0.05,
                  max_retry_wait: float = 30.0):
+        if openai is None:
+            raise missing_extra()
         self.base_url = base_url
         self.model = model
         self.api_key_env = api_key_env

@@ -22,10 +22,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-import hnswlib
 import numpy as np
 
+from ..errors import ConfigError
+
 from .topk import top_per_row
+
+
+INSTALL_HNSW = "pip install 'mtsbench[hnsw]'"
+
+
+def hnswlib_module():
+    """hnswlib, which only ``index.graph=per_tier`` uses (an optional extra); ``ConfigError``,
+    one line, when it is not installed."""
+    try:
+        import hnswlib
+    except ImportError:
+        raise ConfigError(f"index.graph=per_tier needs hnswlib, an optional extra: {INSTALL_HNSW} "
+                          "(hnswlib is not installed; the default index.graph=shared does not need it)") from None
+    return hnswlib
 
 
 @dataclass
@@ -173,7 +188,7 @@ class HnswTier:
 
     def __init__(self, dim: int, capacity: int, M: int = 16, ef_construction: int = 100, ef: int = 64,
                  ef_per_k: float = 1.0, seed: int = 0, threads: int = 1):
-        self.index = hnswlib.Index(space="cosine", dim=dim)
+        self.index = hnswlib_module().Index(space="cosine", dim=dim)
         self.index.init_index(max_elements=max(capacity, 16), M=M, ef_construction=ef_construction,
                               random_seed=seed)
         self.index.set_num_threads(1)
@@ -259,6 +274,7 @@ class TierIndexes:
 
     def __init__(self, dim: int, n_tiers: int, exact_below: int = 5000, M: int = 16, ef_construction: int = 100,
                  ef: int = 64, ef_per_k: float = 1.0, arousal: str = "scan", seed: int = 0, threads: int = 1):
+        hnswlib_module()                # refused up front, not once a tier grows past exact_below
         self.dim = dim
         self.arousal = arousal          # only "scan" here (config_rules refuses walk with per_tier)
         self.exact_below = exact_below

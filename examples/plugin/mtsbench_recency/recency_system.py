@@ -3,7 +3,7 @@
 ``RecencySystem`` remembers every observed item and answers a probe with the most recent
 memories, newest first, whatever is asked; a memory's score is minus its age in hours.
 It has no attention, tiers or beliefs, so every state check reads as unsupported.
-``configs/system/recency.yaml`` names it with ``_target_: recency_system.RecencySystem``
+``configs/system/recency.yaml`` names it with ``_target_: mtsbench_recency.RecencySystem``
 (see README.md for the command line).
 """
 
