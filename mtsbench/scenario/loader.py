@@ -139,7 +139,7 @@ class _Refs:
                 raise _Problem(field, f"refers to this step '{ref}' itself; expected an earlier step")
             if ref in self.ids[self.index + 1:]:
                 raise _Problem(field, f"refers to step '{ref}' that comes later; expected an earlier step")
-            close = difflib.get_close_matches(ref, list(self.earlier), n=1)
+            close = difflib.get_close_matches(ref, [k for k in self.earlier if isinstance(k, str)], n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise _Problem(field, f"refers to unknown step '{ref}'{tip}")
         if kind not in kinds:
@@ -355,8 +355,9 @@ def _steps(raw_steps: list, models: list, start: datetime, refs: _Refs) -> tuple
     found: list[tuple[int, _Problem]] = []
     for i, m in enumerate(models):
         if m is None:       # a malformed step (reported already): known by its id and kind, not read
-            refs.earlier.setdefault(refs.ids[i], _raw_kind(raw_steps[i]))
-            index_of.setdefault(refs.ids[i], i)
+            if isinstance(refs.ids[i], str):      # a malformed id (null, a number) names no step
+                refs.earlier.setdefault(refs.ids[i], _raw_kind(raw_steps[i]))
+                index_of.setdefault(refs.ids[i], i)
             continue
         try:
             sid, kind = refs.ids[i], m._kind
