@@ -11,6 +11,7 @@ comparisons with a ``base`` run are paired: the per-probe difference, bootstrapp
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,12 +45,27 @@ def paired_diff(a: pd.Series, b: pd.Series, resamples: int = 2000, seed: int = S
     return float(d.mean()), float(lo), float(hi)
 
 
-def probes_of(run: Path) -> pd.DataFrame:
-    """A run's probe rows with evidence, indexed by (scenario, step)."""
-    m = pd.read_csv(run / "metrics.csv", low_memory=False)
-    m = m[(m["check"] == "probe")]
-    m = m[pd.to_numeric(m["prov_recall@5"], errors="coerce").notna()]
-    return m.set_index(["scenario", "step"])
+@dataclass
+class Saved:
+    """What a run saved, read once: its metric rows, summary, records and scenarios."""
+
+    metrics: pd.DataFrame
+    summary: dict
+    records: pd.DataFrame
+    scenarios: dict
+
+    @classmethod
+    def read(cls, run: Path, data: Path) -> "Saved":
+        summary = json.loads((run / "summary.json").read_text())
+        records, _ = load(run / "results.parquet")
+        return cls(pd.read_csv(run / "metrics.csv", low_memory=False), summary, records,
+                   {sid: load_scenario(data / f"{sid}.yaml") for sid in summary["scenarios"]})
+
+    def probes(self) -> pd.DataFrame:
+        """The probe rows with evidence, indexed by (scenario, step)."""
+        m = self.metrics[self.metrics["check"] == "probe"]
+        m = m[pd.to_numeric(m["prov_recall@5"], errors="coerce").notna()]
+        return m.set_index(["scenario", "step"])
 
 
 def _mean(frame: pd.DataFrame, column: str) -> float | None:
@@ -59,17 +75,10 @@ def _mean(frame: pd.DataFrame, column: str) -> float | None:
     return None if v.empty else float(v.mean())
 
 
-def _attention(run: Path, data: Path, scenarios: list[str]) -> dict | None:
-    records, _ = load(run / "results.parquet")
-    loaded = {sid: load_scenario(data / f"{sid}.yaml") for sid in scenarios}
-    return attention_block(records[records["scenario"].isin(scenarios)], loaded)
-
-
-def measure(run: Path, data: Path, scenarios: list[str]) -> dict:
-    """One run's figures over ``scenarios``."""
-    probes = probes_of(run)
+def measure(saved: Saved, probes: pd.DataFrame, scenarios: list[str]) -> dict:
+    """One run's figures over ``scenarios`` (``probes``: its probe rows with evidence)."""
     probes = probes[probes.index.get_level_values("scenario").isin(scenarios)]
-    summary = json.loads((run / "summary.json").read_text())
+    summary, allp = saved.summary, saved.metrics
     out: dict = {"probes": int(len(probes))}
     for c in [*(f"recall@{d}" for d in DEPTHS), *(f"recall@{b}t" for b in BUDGETS)]:
         for prefix in ("", "prov_", "chance_"):
@@ -78,7 +87,6 @@ def measure(run: Path, data: Path, scenarios: list[str]) -> dict:
         _, lo, hi = bootstrap([pd.to_numeric(probes[c], errors="coerce").to_numpy(dtype=float)])
         out[c + "_lo"], out[c + "_hi"] = lo, hi
     out["answer_proxy"] = _mean(probes, "answer_proxy")
-    allp = pd.read_csv(run / "metrics.csv", low_memory=False)
     abstain = allp[(allp["check"] == "probe") & (allp["abstain"].astype(str) == "True")
                    & allp["scenario"].isin(scenarios)]
     threshold = summary["overall"]["evidence"]["abstain_threshold"]
@@ -100,7 +108,8 @@ def measure(run: Path, data: Path, scenarios: list[str]) -> dict:
         out[f"work_{kind}"] = sum(c["scored"].get(kind, 0) for c in costs) / turns
     out["llm_calls_per_turn"] = sum(c["llm_calls"] for c in costs) / turns
     out["tokens_per_turn"] = sum(c["tokens"] for c in costs) / turns
-    att = _attention(run, data, scenarios)
+    att = attention_block(saved.records[saved.records["scenario"].isin(scenarios)],
+                          {sid: saved.scenarios[sid] for sid in scenarios})
     out["attention_auc"] = att["attention_auc"] if att else None
     out["share_ge_8"] = att["share_ge_8"] if att else None
     out["attention_hist"] = att["histogram"] if att else None
@@ -113,18 +122,17 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, dict]:
     tune = list(plan["tune"])
     for run in plan["runs"]:
         folder = runs / run["name"]
-        summary = json.loads((folder / "summary.json").read_text())
-        every = list(summary["scenarios"])
-        data = folder / ".." / ".." / "data" / run["data"]
+        saved = Saved.read(folder, (runs.parent / "data" / run["data"]).resolve())
+        probes[run["name"]] = saved.probes()
+        every = list(saved.summary["scenarios"])
         wall = json.loads((folder / ".study-wall.json").read_text()) if (folder / ".study-wall.json").exists() else None
         held = [s for s in every if s not in tune]
         for scope, scenarios in (("all", every), ("held_out", held)):
-            figures = measure(folder, data.resolve(), scenarios)
+            figures = measure(saved, probes[run["name"]], scenarios)
             hist = figures.pop("attention_hist")
             rows.append({"run": run["name"], "table": run["table"], "scope": scope, "data": run["data"],
                          "overrides": " ".join(run["overrides"]), "base": run.get("base"), "wall_s": wall,
                          **figures, **({"attention_hist": json.dumps(hist)} if hist else {})})
-        probes[run["name"]] = probes_of(folder)
     return pd.DataFrame(rows), probes
 
 
