@@ -295,9 +295,9 @@ def _check(ns: argparse.Namespace, out: Path) -> int:
     if len(failed):
         print(table(failed, ["scenario", "index", "step", "check", "value", "expected"]))
         return 1
-    from .hydra_app import _failure_warning
+    from .hydra_app import _failure_warning, _overall
 
-    warning = _failure_warning(out)
+    warning = _failure_warning(_overall(out))
     return _fail(warning, 3) if warning else 0
 
 

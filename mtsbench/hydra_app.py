@@ -103,7 +103,7 @@ def app(cfg: DictConfig) -> None:
         sys.exit(1)
     if not sweep:
         _finished(cfg, frame, out)
-    elif (warning := _failure_warning(out)) is not None:
+    elif (warning := _failure_warning(_overall(out))) is not None:
         _say(f"job {hc.job.num}: {warning}")
 
 
@@ -197,44 +197,39 @@ def setup_failed(out: Path, e: OSError) -> str:
     return str(error)
 
 
-def _failure_warning(out: Path) -> str | None:
-    """The warning line when the run's share of failed LLM calls is above its limit."""
+def _overall(out: Path) -> dict | None:
+    """The ``overall`` block of a finished run's summary.json (None when it cannot be read)."""
     import json
 
     try:
-        overall = json.loads((out / "summary.json").read_text(encoding="utf-8"))["overall"]
+        return json.loads((out / "summary.json").read_text(encoding="utf-8"))["overall"]
     except (OSError, ValueError, KeyError):
         return None
-    if not overall.get("llm_failure_rate_exceeded"):
+
+
+def _failure_warning(overall: dict | None) -> str | None:
+    """The warning line when the run's share of failed LLM calls is above its limit."""
+    if not overall or not overall.get("llm_failure_rate_exceeded"):
         return None
     return (f"warning: {overall['llm_failures']} of {overall['llm_calls']} LLM calls failed "
             f"({overall['llm_failure_rate']:.1%}), above llm.max_failure_rate={overall['llm_max_failure_rate']:g}; "
             f"the results are not to be trusted")
 
 
-def _attention_line(out: Path) -> str:
-    """The attention-AUC line of a finished run (empty without evidence or without a summary)."""
-    import json
-
-    from .attention_auc import console
-    try:
-        return console(json.loads((out / "summary.json").read_text(encoding="utf-8"))["overall"].get("attention"))
-    except (OSError, ValueError, KeyError):
-        return ""
-
-
 def _finished(cfg: DictConfig, frame, out: Path) -> None:
     from . import evidence
+    from .attention_auc import console
     from .report.markdown import passed_line
 
     recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg),
                                                        evidence.abstain_threshold_of(cfg)))
     if recall_table:
         print(recall_table)
-    if labelled := _attention_line(out):
+    overall = _overall(out)
+    if labelled := console((overall or {}).get("attention")):
         print(labelled)
     print(f"{passed_line(frame)}; report: {out / 'report.md'}")
-    warning = _failure_warning(out)
+    warning = _failure_warning(overall)
     if warning is not None:
         _say(warning)
         sys.exit(3)
