@@ -118,6 +118,10 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
     if notes.is_file():
         lines += [notes.read_text(encoding="utf-8").strip(), ""]
     seeded = summary["seeds"].max() > 1 if "seeds" in summary and len(summary) else False
+    unreliable = [j for j in jobs if j.status == "unreliable"]
+    if unreliable:
+        lines += [f"**{len(unreliable)} job(s) unreliable** (more failed LLM calls than `llm.max_failure_rate` allows; "
+                  "not reported as results): " + "; ".join(f"job {j.num}: {j.error}" for j in unreliable), ""]
     lines += [f"{len(jobs)} jobs from `{src}`: {len(ok)} ran, {len(failed)} failed. Each row is one "
              "configuration (the overrides that differ between jobs) on the same scenarios"
              + ("; jobs that differ only in `seed` are pooled into one row (`seeds`, `jobs`)" if seeded else "")

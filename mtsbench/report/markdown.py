@@ -61,8 +61,10 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     cols = ["scenario", "checks", "passed", "recall", "hit_rate", "probes", "scored", "llm_calls", "tokens"]
     failed = failures(frame)
     choices = summary.get("choices") or {}
-    lines = [
-        "# mtsbench run report", "",
+    lines = ["# mtsbench run report", ""]
+    if summary.get("status") == "unreliable":
+        lines += [f"**Unreliable run**: {summary.get('unreliable')}. The numbers below are not to be trusted.", ""]
+    lines += [
         f"{overall['passed']} of {overall['checks']} expectations passed"
         + (f" ({overall['unsupported']} unsupported: the system has no such state)" if overall.get("unsupported") else "")
         + f"; mean recall@k "
