@@ -29,11 +29,12 @@ test-fast: install
 # The documentation site (mkdocs.yml): docs/ built strictly into site/, so a broken link or anchor
 # fails; the docs extra (mkdocs, its Material theme) is installed when missing, and
 # docs/config-reference.md is regenerated from configs/ first (tests/test_docs_site.py checks the
-# committed page). NO_MKDOCS_2_WARNING quiets the theme's banner about MkDocs 2.
+# committed page). NO_MKDOCS_2_WARNING quiets the theme's banner about MkDocs 2. No --quiet: it hides
+# the warnings that --strict turns into a failure, and the build then passes whatever is broken.
 docs: $(STAMP)
 	$(PY) -c "import mkdocs, material" 2>/dev/null || $(PY) -m pip install --quiet ".[docs]"
 	$(PY) scripts/config_reference.py docs/config-reference.md
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: install
 	$(PY) -P -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json

@@ -87,7 +87,7 @@ def test_config_reference_names_every_option_file():
                     reason="the docs extra (mkdocs, mkdocs-material) is not installed: make docs installs it")
 def test_site_builds_strictly(tmp_path):
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict",
                            "--config-file", str(REPO / "mkdocs.yml"), "--site-dir", str(site)],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path,
                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
