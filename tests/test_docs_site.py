@@ -116,3 +116,12 @@ def test_the_link_check_finds_broken_links(tmp_path):
     problems = broken_links(page, root=tmp_path)
     assert len(problems) == 3, problems
     assert "missing.md" in problems[0] and "no-such-heading" in problems[1] and "leaves" in problems[2]
+
+
+def test_every_page_is_listed_in_the_readme_and_on_the_home_page():
+    readme = set(LINK.findall(_prose((REPO / "README.md").read_text(encoding="utf-8"))))
+    home = set(LINK.findall(_prose((DOCS / "index.md").read_text(encoding="utf-8"))))
+    for page in PAGES:
+        if page.stem != "index":
+            assert f"docs/{page.name}" in readme, f"README.md's table of pages lacks docs/{page.name}"
+            assert page.name in home, f"docs/index.md's table of pages lacks {page.name}"
