@@ -5,15 +5,20 @@
 A block is a heading, a paragraph, a list item, a table row or a fenced code block of the
 old file. Each must occur, after normalising (links reduced to their text, whitespace
 collapsed, heading marks and bold stripped), in ROOT/README.md or a page of ROOT/docs/.
-Prints the blocks found nowhere and exits 1 if there are any, else prints the count and exits 0.
+A block not found as it was is looked up among the new blocks by similarity (difflib): one at
+least ``EDITED`` alike is reported as edited, with where it is now; the others as missing.
+Exits 1 if any block is missing, else 0.
 Used once for the README → docs move of issue 29 (``git show REV:README.md > old.md``).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from pathlib import Path
+
+EDITED = 0.8
 
 
 def normalise(text: str) -> str:
@@ -63,14 +68,27 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    old = Path(argv[0]).read_text(encoding="utf-8")
+    old = blocks(Path(argv[0]).read_text(encoding="utf-8"))
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent.parent
-    new = normalise("\n".join(p.read_text(encoding="utf-8")
-                              for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))]))
-    missing = [b for b in blocks(old) if normalise(b) not in new]
-    for b in missing:
-        print("not found:", b[:200].replace("\n", " "))
-    print(f"{len(blocks(old)) - len(missing)} of {len(blocks(old))} blocks of {argv[0]} found in README.md or docs/")
+    files = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    new = {f: [normalise(b) for b in blocks(f.read_text(encoding="utf-8"))] for f in files}
+    everything = " ".join(b for bs in new.values() for b in bs)
+    edited = missing = 0
+    for block in old:
+        text = normalise(block)
+        if text in everything:
+            continue
+        ratio, where = max(((m.ratio() if m.quick_ratio() >= EDITED else m.quick_ratio() / 2), f.relative_to(root).as_posix())
+                           for f, bs in new.items() for b in bs
+                           for m in [difflib.SequenceMatcher(None, text, b, autojunk=False)])
+        if ratio >= EDITED:
+            edited += 1
+            print(f"edited ({ratio:.2f} alike, now in {where}): {text[:120]}")
+        else:
+            missing += 1
+            print(f"missing (no block {EDITED:.0%} alike): {text[:160]}")
+    print(f"{len(old)} blocks of {argv[0]}: {len(old) - edited - missing} found as they were, {edited} edited, "
+          f"{missing} missing, in README.md and docs/")
     return 1 if missing else 0
 
 
