@@ -34,7 +34,7 @@ all-MiniLM-L6-v2 0.077 ± 0.090). ``chance_mean`` /
 The default thresholds (1, 2, 2, 10 sd: g rises from 1 to 2 sd above chance, then falls
 linearly to 0 at 10 sd) were chosen on LoCoMo conversations conv-26, 30, 41, 42 and 43 so
 that neither embedder labels more than a quarter of LoCoMo turns 8 or more; ``attention_ref`` (3.0, was 3.5) then so that every bundled expectation passes
-(README "The mechanisms implemented so far").
+(docs/mechanisms.md).
 
 Heuristic salience without a hint: ``min(10, 2 + 2 * c + q)`` with c the number of
 distinct cue words (``CUE_WORDS``; at most 3) and q = 1 if the text has "!" or "?".

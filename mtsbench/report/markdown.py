@@ -112,7 +112,7 @@ def interval_lines(frame: pd.DataFrame) -> list[str]:
     if not rows:
         return []
     return ["## Intervals", "", "Means with 95% bootstrap intervals over probes (over expectations for the pass "
-            "rate); `n` = how many were counted. How they are computed: README, *Seeds and intervals*.", "",
+            "rate); `n` = how many were counted. How they are computed: docs/experiments.md, *Seeds and intervals*.", "",
             table(pd.DataFrame(rows), ["measure", "n", "mean [95% interval]"]), ""]
 
 
