@@ -189,6 +189,8 @@ class Task:
     def bind(self, *args, **kwargs) -> tuple:
         """The call's arguments, bound to the signature with defaults applied, in order
         (TypeError as for a method, when they do not fit)."""
+        if not kwargs and len(args) == len(self.signature.parameters):
+            return args                                   # all given, in order (the usual call)
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         return bound.args
