@@ -39,7 +39,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from .llm.mock import FUNCTION_WORDS
+from .llm.heuristics import FUNCTION_WORDS
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _CJK = re.compile(r"[\u3400-\u9fff]")

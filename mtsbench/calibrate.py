@@ -90,7 +90,7 @@ def facts(trace: pd.DataFrame) -> pd.DataFrame:
 
 def fact_matches(a: pd.DataFrame, b: pd.DataFrame, same_text: float) -> tuple[int, int]:
     """(facts of A matched by some fact of B, facts of B matching some fact of A)."""
-    from .llm.mock import text_similarity
+    from .llm.heuristics import text_similarity
 
     def match(x, y) -> bool:
         if x.scenario != y.scenario:

@@ -79,7 +79,7 @@ from . import cassette
 from ..errors import ConfigError, redact, register_secret
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
-from .tasks import Task
+from .task import Task
 
 log = logging.getLogger(__name__)
 
@@ -283,8 +283,9 @@ def format_field(task: Task, mode: str) -> dict | None:
     """The ``response_format`` sent in ``mode``: the task's, with its schema in json_object
     mode too (llama.cpp servers enforce it there; the openai client passes the key through).
 
-    >>> from .tasks import RATE_ATTENTION
-    >>> sorted(format_field(RATE_ATTENTION, "json_object")), format_field(RATE_ATTENTION, "text")
+    >>> from .tasks import REGISTRY
+    >>> rate = REGISTRY["rate_attention"]
+    >>> sorted(format_field(rate, "json_object")), format_field(rate, "text")
     (['schema', 'type'], None)
     """
     rf = task.response_format(mode)

@@ -30,7 +30,7 @@ from ..resources import CASSETTE_DIR, packaged_cassettes
 from .base import LLMError, Meter
 from .cassette import Cassette
 from .chat import ChatLLM, Exchange, TransportError, excerpt
-from .tasks import Task
+from .task import Task
 
 
 def cassette_path(cassette: str) -> Path:
