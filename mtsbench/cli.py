@@ -316,6 +316,9 @@ def report_main(argv: list[str]) -> int:
     if len(ns.dirs) > 1 and not ns.out:
         return _fail(f"report {' '.join(ns.dirs)}: several runs or sweeps need --out OUT, the folder for the "
                      f"report comparing them (none of theirs is written to)")
+    if len(ns.dirs) > 1 and any(Path(d).resolve() == Path(ns.out).resolve() for d in ns.dirs):
+        return _fail(f"report --out {ns.out}: is one of the runs or sweeps compared; expected another folder "
+                     f"(their own reports stay as they are)")
     try:
         if len(ns.dirs) > 1:
             path = write_many([Path(d) for d in ns.dirs], Path(ns.out))

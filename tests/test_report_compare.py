@@ -69,5 +69,9 @@ def test_several_sources_need_out_and_existing_folders(cli, tmp_path, sources):
     a, b, _ = sources
     done = cli("report", a, b)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--out OUT" in done.stderr, done.stderr
+    done = cli("report", a, b, "--out", b)
+    assert done.returncode == 2 and done.stderr == (f"mtsbench: report --out {b}: is one of the runs or sweeps "
+                                                    f"compared; expected another folder (their own reports stay "
+                                                    f"as they are)\n"), done.stderr
     done = cli("report", a, tmp_path / "nowhere", "--out", tmp_path / "o")
     assert done.returncode == 2 and done.stderr == f"mtsbench: {tmp_path / 'nowhere'}: no such directory\n"
