@@ -31,6 +31,19 @@ def cli(tmp_path):
     return run
 
 
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the report's plot functions save, kept instead of closed (their axes, limits
+    and texts are what the figure tests read)."""
+    import matplotlib.pyplot as plt
+
+    figures = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: figures.append(fig))
+    yield figures
+    monkeypatch.undo()
+    plt.close("all")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def temporary_folders_under_pytest(tmp_path_factory):
     """``mtsbench check`` and ``mtsbench.run`` without an output folder keep their outputs in
