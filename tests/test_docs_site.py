@@ -125,3 +125,11 @@ def test_every_page_is_listed_in_the_readme_and_on_the_home_page():
         if page.stem != "index":
             assert f"docs/{page.name}" in readme, f"README.md's table of pages lacks docs/{page.name}"
             assert page.name in home, f"docs/index.md's table of pages lacks {page.name}"
+
+
+def test_the_command_list_on_the_running_page_is_the_cli_help(cli):
+    """docs/running.md copies `mtsbench --help`: a command added to the CLI must appear there."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "running.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n(usage: mtsbench.*?)```", page, re.S).group(1)
+    shown = cli("--help").stdout
+    assert block.strip() == shown.strip()
