@@ -28,27 +28,34 @@ def infer(info: Item, context: Sequence[str], known: Sequence[Known] = ()) -> tu
 TEMPLATES = {
     "en": (
         "Apply everyday causal knowledge to new information about the user and list the "
-        "impressions it supports: statements that are probably true but were not said (muddy "
-        "boots by the door suggest a walk in the rain; many small remarks suggest a lasting disposition). key is "
+        "impressions it supports: statements that are probably true but were not said (what is "
+        "observed suggests its usual cause; many small remarks suggest a lasting disposition). "
+        "Draw them from the new information only: the context and the open impressions below "
+        "help to read it, they are not new information themselves. key is "
         "a dotted lowercase identifier of the statement, text the statement, belief how strongly "
         "this information alone supports it (0-1), ttl_days for how many days the impression "
         "stays valid (a passing mood fades in days, a disposition lasts years). Give an empty list if nothing "
-        "follows.\n"
+        "follows from the new information.\n"
         "Context from memory:\n{context}\n"
         "Open impressions near this information (key, belief so far: statement):\n{known}\n"
-        "Reuse a listed key when an impression states the same thing; otherwise name a new one.\n"
+        "Reuse a listed key only for an impression that states the same thing as that key's statement. "
+        "A listed key is not a heading to file the new information under: an impression about "
+        "something else gets a new key, and information that supports none of the listed statements "
+        "never takes their keys.\n"
         "New information ({kind}{belief}): {text}\n"
         'Answer with JSON: {{"impressions": [{{"key": "...", "text": "...", "belief": <0-1>, '
         '"ttl_days": <number>}}]}}'
     ),
     "zh": (
         "运用日常因果常识，从关于用户的新信息推出它所支持的印象：可能成立但并未明说的陈述"
-        "（门口沾泥的靴子说明也许冒雨散过步；许多小的言谈反映一种稳定的脾性）。key 是该陈述的点分小写标识，"
+        "（观察到的现象说明其通常的原因；许多小的言谈反映一种稳定的脾性）。"
+        "只从新信息推出印象：下面的上下文和仍然有效的印象只帮助理解新信息，它们本身不是新信息。key 是该陈述的点分小写标识，"
         "text 是陈述本身，belief 是仅凭这条信息对它的支持程度（0-1），ttl_days 是印象保持有效的"
-        "天数（一时的心情几天就过去，脾性可以持续多年）。如果推不出什么，给出空列表。\n"
+        "天数（一时的心情几天就过去，脾性可以持续多年）。如果从新信息推不出什么，给出空列表。\n"
         "记忆中的上下文：\n{context}\n"
         "与这条信息相近、仍然有效的印象（key，目前的置信度：陈述）：\n{known}\n"
-        "如果某条印象与列出的陈述相同，请沿用它的 key；否则取一个新 key。\n"
+        "只有当某条印象与列出的某个陈述说的是同一件事时，才沿用它的 key。列出的 key 不是用来归档新信息的标题："
+        "说的是别的事情的印象要取一个新 key，不支持任何列出陈述的信息绝不使用它们的 key。\n"
         "新信息（{kind}{belief}）：{text}\n"
         '请用 JSON 回答：{{"impressions": [{{"key": "...", "text": "...", "belief": <0-1>, '
         '"ttl_days": <数字>}}]}}'
