@@ -24,11 +24,12 @@ def test_no_template_shows_a_retired_example(name):
         assert not shown, f"{name}.{language} still shows {shown}"
 
 
-@pytest.mark.parametrize("language, says", [("en", "never takes their keys"), ("zh", "绝不使用它们的 key")])
+@pytest.mark.parametrize("language, says", [("en", "about anything else needs a new key"), ("zh", "关于其他事情的印象需要一个新 key")])
 def test_infer_keeps_unrelated_information_off_a_listed_key(language, says):
     prompt = REGISTRY["infer"].prompt(Item("Lunch was a bowl of noodles.", "say", "s1", language), [],
                                       [Known("illness", "The user is getting ill", 0.7)])
     assert "- illness" in prompt and says in prompt
+    assert prompt.index("Lunch was a bowl") < prompt.index("- illness")    # the item first, then the keys in use
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])

@@ -2,7 +2,9 @@
 statements probably true but not said, each with a belief (0..1) and a lifetime.
 
 The open impressions nearest the item (``known``, with the belief each has accumulated)
-are shown for reuse of their keys; an item's own ``belief`` is shown when known (what
+are shown for reuse of their keys, after the item and as keys already used for other
+statements (listed before it, as "open impressions near this information", a 1.5B model
+filed unrelated remarks under them); an item's own ``belief`` is shown when known (what
 follows from it can be no surer than it). Lifetimes are asked in days and returned in
 seconds.
 
@@ -37,12 +39,10 @@ TEMPLATES = {
         "stays valid (a passing mood fades in days, a disposition lasts years). Give an empty list if nothing "
         "follows from the new information.\n"
         "Context from memory:\n{context}\n"
-        "Open impressions near this information (key, belief so far: statement):\n{known}\n"
-        "Reuse a listed key only for an impression that states the same thing as that key's statement. "
-        "A listed key is not a heading to file the new information under: an impression about "
-        "something else gets a new key, and information that supports none of the listed statements "
-        "never takes their keys.\n"
         "New information ({kind}{belief}): {text}\n"
+        "Keys already used for other statements (key, belief so far: statement):\n{known}\n"
+        "Use one of these keys only if your impression says the same as its statement; an impression "
+        "about anything else needs a new key.\n"
         'Answer with JSON: {{"impressions": [{{"key": "...", "text": "...", "belief": <0-1>, '
         '"ttl_days": <number>}}]}}'
     ),
@@ -53,10 +53,9 @@ TEMPLATES = {
         "text 是陈述本身，belief 是仅凭这条信息对它的支持程度（0-1），ttl_days 是印象保持有效的"
         "天数（一时的心情几天就过去，脾性可以持续多年）。如果从新信息推不出什么，给出空列表。\n"
         "记忆中的上下文：\n{context}\n"
-        "与这条信息相近、仍然有效的印象（key，目前的置信度：陈述）：\n{known}\n"
-        "只有当某条印象与列出的某个陈述说的是同一件事时，才沿用它的 key。列出的 key 不是用来归档新信息的标题："
-        "说的是别的事情的印象要取一个新 key，不支持任何列出陈述的信息绝不使用它们的 key。\n"
         "新信息（{kind}{belief}）：{text}\n"
+        "已经用于其他陈述的 key（key，目前的置信度：陈述）：\n{known}\n"
+        "只有当你的印象与某个 key 的陈述说的是同一件事时，才使用这个 key；关于其他事情的印象需要一个新 key。\n"
         '请用 JSON 回答：{{"impressions": [{{"key": "...", "text": "...", "belief": <0-1>, '
         '"ttl_days": <数字>}}]}}'
     ),
