@@ -36,6 +36,7 @@ from . import evidence
 from .config import ConfigError, scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
+from .outputs import finish_run
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
 from .results import Recorder
@@ -255,7 +256,7 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     except Exception as e:
         _stopped(writer, "failed", {"error": one_line(e), "scenario": current and current.id})
         raise
-    return writer.finish("complete")
+    return finish_run(writer, "complete")
 
 
 def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
@@ -264,7 +265,7 @@ def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
     reason), the directory marked as far as it can be."""
     with signals_held():
         try:
-            writer.finish(status, stopped)
+            finish_run(writer, status, stopped)
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass
 

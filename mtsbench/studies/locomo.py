@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--data {args.data}: no such file (LoCoMo's locomo10.json: see README, Public benchmarks)",
               file=sys.stderr)
         return 2
-    from .locomo_report import write_report
+    from .locomo_tables import write_report
 
     plan = load_plan(args.plan, only=args.only)
     if not args.report_only:

@@ -134,16 +134,3 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, dict]:
                          "overrides": " ".join(run["overrides"]), "base": run.get("base"), "wall_s": wall,
                          **figures, **({"attention_hist": json.dumps(hist)} if hist else {})})
     return pd.DataFrame(rows), probes
-
-
-def write_report(plan: dict, runs: Path, out: Path) -> None:
-    """report.md, summary.csv and figures in ``out`` (notes.md, hand-written, kept and put first)."""
-    from .locomo_tables import figures, markdown
-
-    out.mkdir(parents=True, exist_ok=True)
-    table, probes = collect(plan, runs)
-    table.round(4).to_csv(out / "summary.csv", index=False)
-    made = figures(table, probes, plan, out)
-    notes = out / "notes.md"
-    head = notes.read_text(encoding="utf-8").rstrip() + "\n\n" if notes.exists() else ""
-    (out / "report.md").write_text(head + "\n".join(markdown(table, probes, plan, made)) + "\n", encoding="utf-8")
