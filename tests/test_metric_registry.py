@@ -54,3 +54,19 @@ def test_columns_and_tables_follow_the_configured_depths_and_budgets(tmp_path):
     sweep_report = (sweep / "report.md").read_text(encoding="utf-8")
     assert "**recall@300t**" in sweep_report       # the paired tests compare at the headline budget
     assert not DEFAULT_CUT.search(sweep_report)
+
+
+def test_the_locomo_study_refuses_a_run_evaluated_at_other_depths(tmp_path):
+    """The study's tables are set against published figures at fixed depths: a run evaluated
+    at others is refused in one line naming it, not read until a column is missing."""
+    import pytest
+
+    from mtsbench.errors import ReportError
+    from mtsbench.studies.locomo_report import Saved
+
+    evidence = {"depths": list(DEPTHS), "budgets": list(BUDGETS)}
+    (tmp_path / "summary.json").write_text(json.dumps({"overall": {"evidence": evidence}, "scenarios": {}}))
+    with pytest.raises(ReportError) as e:
+        Saved.read(tmp_path, tmp_path)
+    assert str(e.value).startswith(f"{tmp_path}: evaluated without recall@5, recall@10, ")
+    assert "\n" not in str(e.value)
