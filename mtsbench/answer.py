@@ -39,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
+from .costs import scope
 from .llm.heuristics import FUNCTION_WORDS
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -146,8 +147,9 @@ COLUMNS = ("answer_f1", "answer_proxy", "judge")     # per probe, in metrics.csv
 def answer_step(system, step, outcome, answering: Answering, language: str = "en") -> None:
     """Score a probe's answer into ``outcome.answer`` (``score_probe``'s fields), from the texts
     of the memories it used (``system.context_texts``) with the system's ``answer_llm``; the
-    calls' cost is added to the step's own. Nothing without a gold ``answer`` on the step,
-    with answering off, or for a system that cannot give its memories' texts."""
+    calls' cost (charged to a cost scope around them, ``mtsbench.costs``) is added to the
+    step's own. Nothing without a gold ``answer`` on the step, with answering off, or for a
+    system that cannot give its memories' texts."""
     gold = getattr(step, "answer", None)
     r = outcome.ranking
     texts_of = getattr(system, "context_texts", None)
@@ -155,17 +157,15 @@ def answer_step(system, step, outcome, answering: Answering, language: str = "en
         return
     used = min(step.expect.k, len(r.ids)) if r.used is None else r.used
     llm = getattr(system, "answer_llm", None)
-    meter = getattr(llm, "meter", None)
-    before = meter.totals() if meter is not None else None
-    outcome.answer = score_probe(llm, step.text, gold, texts_of(r.ids[:used]), language, answering.judge)
-    if meter is not None:
-        after, c = meter.totals(), outcome.cost
-        c.llm_calls += after["calls"] - before["calls"]
-        c.tokens += after["tokens"] - before["tokens"]
-        c.prompt_tokens += after["prompt_tokens"] - before["prompt_tokens"]
-        c.completion_tokens += after["completion_tokens"] - before["completion_tokens"]
-        c.llm_retries += after["retries"] - before["retries"]
-        c.llm_failures += after["failures"] - before["failures"]
+    with scope() as spent:        # the answer and judge calls, charged to the probe
+        outcome.answer = score_probe(llm, step.text, gold, texts_of(r.ids[:used]), language, answering.judge)
+    c = outcome.cost
+    c.llm_calls += spent["calls"]
+    c.tokens += spent["tokens"]
+    c.prompt_tokens += spent["prompt_tokens"]
+    c.completion_tokens += spent["completion_tokens"]
+    c.llm_retries += spent["retries"]
+    c.llm_failures += spent["failures"]
 
 
 def summarize(rows) -> dict | None:

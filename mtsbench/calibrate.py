@@ -258,7 +258,7 @@ def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
 
 
 def calibrate_main(argv: list[str]) -> int:
-    from .cli import _fail
+    from .errors import fail as _fail
 
     parser = argparse.ArgumentParser(prog="mtsbench calibrate", description="Compare two runs of the same scenarios "
                                      "task by task (e.g. llm=mock against llm=local): attention, facts, events, "

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import ConfigError, Interrupted, OutputError, ReportError, exit_code, redact, signal_name, user_error
+from .errors import fail as _fail
 
 USAGE = """usage: mtsbench COMMAND [ARGS]    (mtsbench --version: the installed version)
 
@@ -37,11 +38,6 @@ commands:
   import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)
   completion bash             the tab-completion script: eval "$(mtsbench -sc install=bash)" in ~/.bashrc
   calibrate A B [--out DIR]   compare two runs task by task (e.g. llm=mock against llm=local)"""
-
-
-def _fail(message: str, code: int = 2) -> int:
-    print(f"mtsbench: {redact(message)}", file=sys.stderr)
-    return code
 
 
 def run_main(argv: list[str]) -> int:
@@ -95,7 +91,7 @@ def _run_main(argv: list[str]) -> int:
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
 
-        return completion_main(argv)
+        return completion_main(argv, list(COMMANDS))
 
     try:   # every job's config checked before Hydra launches anything (the first one composed)
         argv = _resume(argv)
@@ -405,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     if name in ("completion", "-sc", "--shell-completion") or name.startswith("--shell-completion="):
         from .completion import completion_main   # tab completion: eval "$(mtsbench -sc install=bash)"
 
-        return completion_main(rest if name == "completion" else argv)
+        return completion_main(rest if name == "completion" else argv, list(COMMANDS))
     if name not in COMMANDS:
         hint = difflib.get_close_matches(name, list(COMMANDS), n=1)
         return _fail(f"unknown command '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "") +

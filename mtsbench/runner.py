@@ -36,6 +36,7 @@ from . import evidence
 from .config import ConfigError, scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
+from .outputs import finish_run
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
 from .results import Recorder
@@ -53,18 +54,21 @@ from .workload import Probes
 @dataclass
 class ScenarioRun:
     """One scenario's records, totals, trace events (without a ``scenario`` field) and
-    timeline rows — with a ``sink``, only those it did not take."""
+    timeline rows — with a ``sink``, only those it did not take — and the evaluation's
+    depths and budgets (``evaluation.recall_at``, ``evaluation.recall_at_tokens``)."""
 
     scenario: Scenario
     records: list[dict] = field(default_factory=list)
     totals: Totals = field(default_factory=Totals)
     trace: list[dict] = field(default_factory=list)
     timeline: list[dict] = field(default_factory=list)
+    depths: tuple[int, ...] = ()
+    budgets: tuple[int, ...] = ()
 
     @property
     def rows(self) -> list[dict]:
-        """The scenario's metric rows (evaluated from its records, default depths)."""
-        return scenario_rows(pd.DataFrame(self.records), self.scenario, evidence.DEFAULT_DEPTHS)
+        """The scenario's metric rows (evaluated from its records at the configured depths)."""
+        return scenario_rows(pd.DataFrame(self.records), self.scenario, self.depths, self.budgets)
 
 
 def build_system(cfg: DictConfig, scenario: Scenario) -> MemorySystem:
@@ -191,7 +195,8 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
     read_events(list(waiting))            # never summarized (summarization off): judged as they are
     read_counts(None)
     totals = system.totals()
-    return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows)
+    return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows,
+                       evidence.depths_of(cfg), evidence.budgets_of(cfg))
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
@@ -251,7 +256,7 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     except Exception as e:
         _stopped(writer, "failed", {"error": one_line(e), "scenario": current and current.id})
         raise
-    return writer.finish("complete")
+    return finish_run(writer, "complete")
 
 
 def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
@@ -260,7 +265,7 @@ def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
     reason), the directory marked as far as it can be."""
     with signals_held():
         try:
-            writer.finish(status, stopped)
+            finish_run(writer, status, stopped)
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass
 

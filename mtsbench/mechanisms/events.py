@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..scenario.times import seconds
+from ..units import seconds
 
 
 class EventPolicy(Protocol):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..scenario.times import seconds
+from ..units import seconds
 
 
 class MotivationPolicy(Protocol):

@@ -192,7 +192,7 @@ class Hybrid(Bm25):
         extra = np.setdiff1d(top, d_ids)
         if len(extra):
             sims = (unit(store.vectors[extra]) @ unit(np.asarray(q)[None, :])[0]).astype(float)
-            index.work_.distances += len(extra)
+            index.work_.add(distances=len(extra))
         else:
             sims = np.zeros(0)
         ids = np.concatenate([np.asarray(d_ids, dtype=np.int64), extra])

@@ -25,13 +25,14 @@ claim restated several times meets its rival with the belief all its restatement
 - ``unrelated`` → nothing.
 
 A failed LLM call skips that pair (counted in the meter, traced). Cost — LLM calls and
-memories scored — is metered apart from the steps' own (``Memory.processes``). The
+memories scored — is metered apart from the steps' own (the agent's ``processes``). The
 consolidator sees memory through ``FactMemory``; the LLM, the belief rule and the conflict
 rule are passed in; ``run`` returns what it did (``Consolidated``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ import numpy as np
 
 from ..llm.base import LLM
 from ..llm.tasks import keyless
+from ..units import DAY
 from .identity import similar
 from .ports import FactMemory
 
@@ -120,6 +122,21 @@ class Consolidator:
             newer, older = sorted(pair, key=lambda i: (_stated(memory, i), i), reverse=True)
             run.contradict(new=newer, old=older, strength=strength)
         return done
+
+    def last_night(self, now: float, day_offset: float = 0.0) -> float | None:
+        """When the latest night (``nightly_at``) came at or before ``now`` (seconds since the
+        scenario's start, which is ``day_offset`` seconds past midnight); None when nightly
+        consolidation is off or the first night has not come yet.
+
+        >>> Consolidator(nightly_at="03:00").last_night(30 * 3600.0), Consolidator().last_night(9e9)
+        (97200.0, None)
+        """
+        if self.night_ is None or not self.enabled:
+            return None
+        since_first = now + day_offset - self.night_
+        if since_first < 0:
+            return None
+        return math.floor(since_first / DAY) * DAY - day_offset + self.night_
 
 
 class _Run:

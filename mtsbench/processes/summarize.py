@@ -97,6 +97,10 @@ class Summarizer:
         self.times_.append(now)
         return sum(1 for i in self.pending_ if i.kind in ("say", "reply")) >= self.every
 
+    def waiting(self) -> tuple[Item, ...]:
+        """The items queued and not yet summarized, in order."""
+        return tuple(self.pending_)
+
     def flush(self, memory: SummaryMemory, llm: LLM, perceive: Perceive, belief) -> Summarized:
         """Summarize what is waiting (nothing if nothing is). ``belief`` is the belief rule
         whose ``initial`` state each fact starts from."""

@@ -81,7 +81,7 @@ class MtsSystem:
         return self.agent_.llm
 
     def waiting(self) -> frozenset[str]:
-        return frozenset(i.step for i in self.agent_.summarizer.pending_)
+        return frozenset(i.step for i in self.agent_.summarizer.waiting())
 
     def read(self, query) -> object:
         """The state a check reads (see ``mtsbench.evaluate`` for how it is judged)."""
@@ -126,7 +126,7 @@ class MtsSystem:
 
     def totals(self) -> Totals:
         meter = self.agent_.llm.meter
-        return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.memory_.processes.totals,
+        return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.agent_.processes.totals,
                       memories=self.memory_.store.size, trace=self.memory_.trace)
 
 
