@@ -29,7 +29,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
@@ -39,6 +38,7 @@ from .evaluate import scenario_rows
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
 from .results import Recorder
+from .params import Count, Natural, Number, Seed, Share, Text, build, declared
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
@@ -69,18 +69,54 @@ class ScenarioRun:
 
 def build_system(cfg: DictConfig, scenario: Scenario) -> MemorySystem:
     """A fresh system from ``cfg.system``, started on ``scenario``."""
-    system = instantiate(cfg.system)
+    system = build(cfg.system, "system")
     system.start(Context(scenario.id, scenario.language, scenario.start,
                          tuple(s.text for s in scenario.steps if s.text)))
     return system
 
 
+@declared
+@dataclass(frozen=True)
+class RunOptions:
+    """The config's top-level values: the scenarios (each named once: a run counts every
+    scenario it runs) and the seed."""
+
+    scenarios: list[Text] = ()
+    seed: Seed = 0
+
+    def __post_init__(self):
+        seen: set[str] = set()
+        for name in map(str, self.scenarios):
+            if name in seen:
+                raise ConfigError(f"scenarios: '{name}' is listed twice; expected each scenario once "
+                                  f"(a run counts every scenario it runs)")
+            seen.add(name)
+
+
+@declared(node="probes")
+@dataclass(frozen=True)
+class ProbeOptions:
+    """The ``probes`` node: ``motivation`` asks every probe at it (None: each probe's own)."""
+
+    motivation: Share | None = None
+
+
+@declared(node="evaluation")
+@dataclass(frozen=True)
+class Evaluation:
+    """The ``evaluation`` node (read by ``mtsbench.evidence`` and ``mtsbench.credit``)."""
+
+    recall_at: list[Count] = evidence.DEFAULT_DEPTHS
+    recall_at_tokens: list[Count] = evidence.DEFAULT_BUDGETS
+    rank_to: Natural = 100               # 0: as deep as the largest recall_at
+    abstain_threshold: Number = evidence.ABSTAIN_THRESHOLD    # on the system's own score scale
+    earned_share: Share = EARNED_SHARE
+
+
 def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
-    """The scenario with every probe asked at ``motivation`` (None: unchanged)."""
+    """The scenario with every probe asked at ``motivation`` (None: unchanged; in [0, 1]: ``ProbeOptions``)."""
     if motivation is None:
         return scenario
-    if not 0.0 <= motivation <= 1.0:
-        raise ConfigError(f"probes.motivation={motivation}: expected a number from 0 to 1, or null")
     steps = tuple(replace(s, motivation=float(motivation)) if s.kind == "probe" else s for s in scenario.steps)
     return replace(scenario, steps=steps)
 
@@ -117,7 +153,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
 
 def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
                   sink: Callable[[str, list[dict]], None] | None) -> ScenarioRun:
-    scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
+    scenario = at_motivation(scenario, ProbeOptions(**(OmegaConf.select(cfg, "probes") or {})).motivation)
     started = time.perf_counter()
     if progress is not None:
         memories = OmegaConf.select(cfg, "preload.memories", default=0) or 0
@@ -128,7 +164,7 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
         progress.phase(f"scenario {scenario.id}: built in {time.perf_counter() - started:.1f} s; "
                        f"{len(scenario.steps):,} steps")
     depth = evidence.rank_depth_of(cfg)
-    workload = instantiate(cfg.workload) if cfg.get("workload") is not None else Probes()
+    workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
     answering = Answering.from_config(OmegaConf.select(cfg, "answer"))
     timeline = Timeline(scenario)

