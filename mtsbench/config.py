@@ -306,7 +306,7 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
     except ConfigError:
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
-        raise _composition_error(e, overrides, extra_dirs) from None
+        raise (_yaml_error(e) or _composition_error(e, overrides, extra_dirs)) from None
     config_rules.refuse_key_reads(cfg, overrides)     # first: no later message may hold the key
     _check_added_parents(cfg, overrides, extra_dirs)
     _check_resolves(cfg, overrides)
@@ -339,6 +339,19 @@ def option_files(cfg: DictConfig, extra_dirs: Sequence[str | Path]) -> dict[str,
     if primary is not None:
         out.update({str(k): str(primary) for k in cfg.keys() if str(k) not in choices and str(k) != "hydra"})
     return out
+
+
+def _yaml_error(e: Exception) -> ConfigError | None:
+    """One line naming the file, line and column of a config file that is not YAML (a tab,
+    an unclosed quote), from PyYAML's error; None for any other error."""
+    import yaml
+
+    mark = getattr(e, "problem_mark", None)
+    if not isinstance(e, yaml.MarkedYAMLError) or mark is None:
+        return None
+    context = f" ({e.context})" if e.context else ""
+    return ConfigError(f"{mark.name}: line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
+                       f"{' '.join(str(e.problem).split())}{context}")
 
 
 REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}
