@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ConfigError
+from .params import Count, Natural, NonNegative, Seed, Share, declared
 from .scenario.vocab import FIELDS
 from .seeding import generator
-from .params import Count, Natural, NonNegative, Seed, Share, declared
 from .synthetic import CHUNK, draw_history, field_texts, fill, place
 
 

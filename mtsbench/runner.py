@@ -37,8 +37,8 @@ from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
-from .results import Recorder
 from .params import Count, Natural, Number, Seed, Share, Text, build, declared
+from .results import Recorder
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario

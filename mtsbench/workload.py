@@ -13,8 +13,8 @@ besides its probes.
 
 from __future__ import annotations
 
-from .systems.base import Outcome, Query
 from .params import Kinds, Share, Top, declared
+from .systems.base import Outcome, Query
 
 
 class Probes:

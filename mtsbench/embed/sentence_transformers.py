@@ -38,8 +38,8 @@ from typing import Sequence
 import numpy as np
 
 from ..config import ConfigError
-from .cache import CachedModelEmbedder
 from ..params import Count, Text, Threads, declared
+from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[st]'"
 

@@ -34,10 +34,6 @@ the tests use it with ``testing.FakeOpenAI``).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import Field
-
 import argparse
 import atexit
 import importlib.util
@@ -53,11 +49,13 @@ import urllib.request
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Annotated, Literal, Sequence
 
+from pydantic import Field
+
+from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, Threads, declared
 from ..resources import user_cache_dir
 from .base import LLMError, Meter
-from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, Threads, declared
 
 RUNTIME = "xllamacpp"           # the module the server child imports
 

@@ -103,6 +103,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..params import Cosine, Number, Positive, Seed, Share, declared
 from ..seeding import generator
 from ..units import DAY
 from .base import (Association, EventTag, Fact, FactValue, Impression, Item, Known, Meter, Relation, Summary,
@@ -111,7 +112,6 @@ from .chance import CHANCE_TEXTS, chance_level
 from .prompts import (infer_prompt, judge_relation_prompt, lang, merge_event_prompt, rate_attention_prompt,
                       reassess_belief_prompt, render_fact, same_event_prompt, summarize_prompt)
 from .tasks import keyless
-from ..params import Cosine, Number, Positive, Seed, Share, declared
 
 CUE_WORDS = frozenset(
     "allergic allergy sick ill pain hurt hospital emergency doctor birthday important remember "

@@ -77,10 +77,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from . import cassette
 from ..errors import ConfigError, redact, register_secret
+from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .tasks import Task
-from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
 
 log = logging.getLogger(__name__)
 

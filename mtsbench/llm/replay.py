@@ -24,16 +24,15 @@ one-line ``LLMError`` of a missing, unreadable or ambiguous cassette then.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pathlib import Path
-
+from ..params import NonNegative, Seed, Share, Text, declared
 from ..resources import CASSETTE_DIR, packaged_cassettes
 from .base import LLMError, Meter
 from .cassette import Cassette
 from .chat import ChatLLM, Exchange, TransportError, excerpt
 from .tasks import Task
-from ..params import NonNegative, Seed, Share, Text, declared
 
 
 def cassette_path(cassette: str) -> Path:

@@ -12,8 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..scenario.times import seconds
 from ..params import Duration, declared
+from ..scenario.times import seconds
 
 
 class EventPolicy(Protocol):

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..scenario.times import seconds
 from ..params import Cosine, Duration, Score, Share, declared
+from ..scenario.times import seconds
 
 
 class MotivationPolicy(Protocol):

@@ -12,9 +12,9 @@ import numpy as np
 
 from ..mechanisms.attention import boost, split_score
 from ..mechanisms.decay import Decay
+from ..params import NonNegative, Positive, Share, declared
 from ..units import HOUR
 from .store import MemoryStore
-from ..params import NonNegative, Positive, Share, declared
 
 
 

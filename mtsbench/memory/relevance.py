@@ -48,8 +48,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .lexical import LexicalTiers, QueryTerms
 from ..params import NonNegative, Share, declared
+from .lexical import LexicalTiers, QueryTerms
 
 MIN_BOUND = 1e-12
 

@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..mechanisms.depth import DepthPolicy
+from ..params import Count, NonNegative, declared
 from .attention import DualAttention
 from .index import TierIndexes
 from .store import MemoryStore
 from .topk import kth_largest, rank
-from ..params import Count, NonNegative, declared
 
 
 @dataclass

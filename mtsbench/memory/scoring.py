@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..params import Count, NonNegative, Positive, Seed, Unit, declared
 from ..seeding import generator
 from .attention import HOUR
 from .retrieval import TieredSearch
 from .store import MemoryStore
-from ..params import Count, NonNegative, Positive, Seed, Unit, declared
 
 
 def min_max(x: np.ndarray) -> np.ndarray:

@@ -38,9 +38,9 @@ import numpy as np
 
 from ..llm.base import LLM
 from ..llm.tasks import keyless
+from ..params import Natural, Share, TimeOfDay, declared
 from .identity import similar
 from .ports import FactMemory
-from ..params import Natural, Share, TimeOfDay, declared
 
 
 @dataclass

@@ -45,8 +45,8 @@ import numpy as np
 from ..llm.base import LLM, Fact, Impression, Item, Known
 from ..llm.tasks import keyless
 from ..mechanisms.accumulate import ttl_weight
-from .ports import ImpressionMemory, Perceive
 from ..params import Kinds, Natural, Share, declared
+from .ports import ImpressionMemory, Perceive
 
 FORGOTTEN = 1e-3
 WITHIN_TTL = float(np.exp(-3.0))   # an impression's weight at its TTL

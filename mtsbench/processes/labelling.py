@@ -23,8 +23,8 @@ import numpy as np
 
 from ..llm.base import LLM, Association, Item
 from ..memory.retrieval import SearchCost
-from .ports import Associations
 from ..params import Natural, Score, Share, declared
+from .ports import Associations
 
 
 @dataclass

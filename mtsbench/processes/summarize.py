@@ -41,11 +41,11 @@ import numpy as np
 
 from ..llm.base import LLM, EventTag, Item, Known, Summary
 from ..llm.tasks import keyless
+from ..params import Count, Duration, Natural, Share, declared
 from ..scenario.model import Hints
 from ..scenario.times import seconds
 from .identity import similar_by_kind
 from .ports import Perceive, SummaryMemory
-from ..params import Count, Duration, Natural, Share, declared
 
 
 @dataclass

@@ -46,18 +46,17 @@ refused at composition (one line; ``config_rules``).
 
 from __future__ import annotations
 
-from typing import Literal
-
 import logging
 import time
+from typing import Literal
 
 import bm25s
 import numpy as np
 
 from ..llm.base import estimate_tokens
 from ..memory.lexical import tokenize
-from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 from ..params import Count, Natural, NonNegative, Share, Text, declared
+from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
 
