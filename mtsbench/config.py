@@ -724,7 +724,7 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
             if group is not None:
                 option = o.partition("=")[2].strip()
                 touched: set[str] = set()      # the groups the option chooses (itself, its defaults')
-                done = _option_checked(group, option, extra_dirs, known, seen, touched) \
+                done = _option_checked(group, option, extra_dirs, known, seen, touched, cfg) \
                     and not adding and not touched & nodes
             else:
                 done = _value_checked(o, cfg, known)
@@ -752,7 +752,7 @@ def _group_of(key: str, known: dict[str, list[str]]) -> str | None:
 
 
 def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], known: dict[str, list[str]],
-                    seen: dict[tuple[str, str], set[str]], touched: set[str]) -> bool:
+                    seen: dict[tuple[str, str], set[str]], touched: set[str], cfg: DictConfig | None = None) -> bool:
     """True when option ``option`` of ``group`` (and each option its defaults list picks)
     was checked from its file alone; ``ConfigError`` for a value its key's rule refuses;
     False when its file cannot be checked alone (the job is composed instead). ``touched``
@@ -795,22 +795,24 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
         name = str(name).removeprefix("override ").strip().lstrip("/")
         if name not in known or not isinstance(choice, (str, type(None))):
             return False
-        if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine):
+        if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine, cfg):
             return False
         mine.add(name)
     body = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items() if k != "defaults"}
-    if header == "_global_" or "${" in text or "_target_" not in body:
-        return False           # nodes of other groups, an interpolation, no class to check against: composed
+    if header != "_global_":
+        body = {group: body}
     from . import params
 
     try:
-        params.check_node(group, body)
+        checked = params.check_option(body, cfg, mine - {group} if header != "_global_" else mine)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}" if str(path.parent.parent) in user_dirs(extra_dirs) else str(e)) from None
-    if "api_key_env" in body:
-        message = config_rules.secret_problem(f"{group}.api_key_env", body["api_key_env"])
-        if message:
-            raise ConfigError(message)
+    if not checked:
+        return False
+    message = config_rules.secret_problem("llm.api_key_env", (body.get("llm") or {}).get("api_key_env")) \
+        if isinstance(body.get("llm"), dict) and "api_key_env" in body["llm"] else None
+    if message:
+        raise ConfigError(message)
     touched.update(mine)
     return True
 

@@ -301,13 +301,13 @@ NODES = {
     "preload": "mtsbench.preload.PreloadSpec",
     "generate": "mtsbench.scenario.generate.GenerateSpec",
     "index": "mtsbench.memory.memory.IndexOptions",
-    "evaluation": "mtsbench.runner.Evaluation",
+    "evaluation": "mtsbench.run_options.Evaluation",
     "answer": "mtsbench.answer.Answering",
     "agent": "mtsbench.systems.mts.Schedule",
-    "probes": "mtsbench.runner.ProbeOptions",
+    "probes": "mtsbench.run_options.ProbeOptions",
     "sweep": "mtsbench.config.SweepOptions",
 }
-ROOT = "mtsbench.runner.RunOptions"            # the top-level values: seed, scenarios
+ROOT = "mtsbench.run_options.RunOptions"            # the top-level values: seed, scenarios
 HIDDEN = ("_target_", "_recursive_", "_convert_", "_partial_", "_args_")
 
 
@@ -458,6 +458,45 @@ def check_value(cfg, key: str, value) -> bool:
     words = problem(cls, leaf, value)
     if words:
         raise ConfigError(f"{key}: {words}")
+    return True
+
+
+def check_option(body: dict, cfg, chosen: set[str]) -> bool:
+    """Check an option file's values (``body``: its nodes by top-level name, unresolved) without
+    composing: a node with a ``_target_`` against that class, a node without against the class
+    the job config ``cfg`` has there (or its ``NODES`` class), a top-level value against
+    ``RunOptions``; ``ConfigError`` for a bad one. False when the file alone cannot tell: an
+    interpolation, a node of a group its defaults choose (``chosen``), a rule across fields."""
+    from omegaconf import DictConfig
+
+    for key, value in body.items():
+        if "${" in str(value):
+            return False
+        if not isinstance(value, dict):
+            cls = _object(ROOT)
+            if key not in parameters(cls) or key == "scenarios":      # (each scenario once: composing tells)
+                return False
+            words = problem(cls, key, value)
+            if words:
+                raise ConfigError(f"{key}: {words}")
+            continue
+        if "_target_" in value:
+            check_node(key, value)
+            continue
+        node = cfg.get(key) if isinstance(cfg, DictConfig) and key not in chosen else None
+        if key in NODES:
+            cls = _object(NODES[key])
+        elif isinstance(node, DictConfig) and isinstance(node.get("_target_"), str):
+            cls = target_class(node["_target_"], key)
+        else:
+            return False
+        if hasattr(cls, "__post_init__") or hasattr(cls, "cross_check") \
+                or any(isinstance(v, dict) for v in value.values()) or not set(value) <= set(parameters(cls)):
+            return False                    # whole-node rules, nested nodes, unknown keys: composing tells
+        for name, v in value.items():
+            words = problem(cls, name, v)
+            if words:
+                raise ConfigError(f"{key}.{name}: {words}")
     return True
 
 

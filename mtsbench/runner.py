@@ -37,8 +37,9 @@ from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
-from .params import Count, Natural, Number, Seed, Share, Text, build, declared
+from .params import build
 from .results import Recorder
+from .run_options import ProbeOptions
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
@@ -73,44 +74,6 @@ def build_system(cfg: DictConfig, scenario: Scenario) -> MemorySystem:
     system.start(Context(scenario.id, scenario.language, scenario.start,
                          tuple(s.text for s in scenario.steps if s.text)))
     return system
-
-
-@declared
-@dataclass(frozen=True)
-class RunOptions:
-    """The config's top-level values: the scenarios (each named once: a run counts every
-    scenario it runs) and the seed."""
-
-    scenarios: list[Text] = ()
-    seed: Seed = 0
-
-    def __post_init__(self):
-        seen: set[str] = set()
-        for name in map(str, self.scenarios):
-            if name in seen:
-                raise ConfigError(f"scenarios: '{name}' is listed twice; expected each scenario once "
-                                  f"(a run counts every scenario it runs)")
-            seen.add(name)
-
-
-@declared(node="probes")
-@dataclass(frozen=True)
-class ProbeOptions:
-    """The ``probes`` node: ``motivation`` asks every probe at it (None: each probe's own)."""
-
-    motivation: Share | None = None
-
-
-@declared(node="evaluation")
-@dataclass(frozen=True)
-class Evaluation:
-    """The ``evaluation`` node (read by ``mtsbench.evidence`` and ``mtsbench.credit``)."""
-
-    recall_at: list[Count] = evidence.DEFAULT_DEPTHS
-    recall_at_tokens: list[Count] = evidence.DEFAULT_BUDGETS
-    rank_to: Natural = 100               # 0: as deep as the largest recall_at
-    abstain_threshold: Number = evidence.ABSTAIN_THRESHOLD    # on the system's own score scale
-    earned_share: Share = EARNED_SHARE
 
 
 def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:

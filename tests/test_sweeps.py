@@ -11,7 +11,8 @@ from hydra import initialize_config_dir
 from mtsbench.config import CONFIG_DIR, ConfigError, compose, groups
 from mtsbench.report.jobs import find_jobs
 from mtsbench.report.plots import pareto_front
-from mtsbench.runner import ProbeOptions, at_motivation, run
+from mtsbench.run_options import ProbeOptions
+from mtsbench.runner import at_motivation, run
 from mtsbench.scenario.loader import load_scenario
 
 REPO = Path(__file__).resolve().parent.parent
