@@ -460,12 +460,12 @@ def _added_key(override: str, extra_dirs: Sequence[str | Path]) -> str | None:
 
 
 def _check_additions(overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
-    from . import params
+    from . import config_check
 
     for o in overrides:
         key = _added_key(o, extra_dirs)
-        if key is not None and not params.known(key):
-            close = difflib.get_close_matches(key, params.known_keys(), n=1)
+        if key is not None and not config_check.known(key):
+            close = difflib.get_close_matches(key, config_check.known_keys(), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise ConfigError(f"override '{o}': cannot add '{key}': no component reads it ('+' adds only a "
                               f"parameter a component declares, under an existing node; to set an existing "
@@ -801,10 +801,10 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
     body = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items() if k != "defaults"}
     if header != "_global_":
         body = {group: body}
-    from . import params
+    from . import config_check
 
     try:
-        checked = params.check_option(body, cfg, mine - {group} if header != "_global_" else mine)
+        checked = config_check.check_option(body, cfg, mine - {group} if header != "_global_" else mine)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}" if str(path.parent.parent) in user_dirs(extra_dirs) else str(e)) from None
     if not checked:
@@ -822,7 +822,7 @@ def _value_checked(override: str, cfg: DictConfig, known: dict[str, list[str]]) 
     and VALUE passes KEY's rule (``ConfigError`` if not); False when composing must tell."""
     from hydra.core.override_parser.types import OverrideType
 
-    from . import config_rules, params
+    from . import config_check, config_rules
 
     p = _parse([override])[0]
     key = p.key_or_group
@@ -842,7 +842,7 @@ def _value_checked(override: str, cfg: DictConfig, known: dict[str, list[str]]) 
     message = config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None
     if message:
         raise ConfigError(message)
-    return params.check_value(cfg, key, value)
+    return config_check.check_value(cfg, key, value)
 
 
 _MISSING_NODE = object()

@@ -2,7 +2,7 @@
 
 Each parameter's type and range is declared by its component (``mtsbench.params``);
 ``validate(cfg, overrides, files)`` checks a composed job config against those
-declarations (``params.check_config``), then what no one component owns:
+declarations (``config_check.check_config``), then what no one component owns:
 
 - secrets never enter a config (``secret_problem``, checked on every override before Hydra
   sees it, and on ``llm.api_key_env``): a key such as ``llm.api_key`` or any
@@ -44,7 +44,7 @@ def validate(cfg, overrides: Sequence[str] = (), files: Mapping[str, str] | None
     Traceback (most recent call last):
     mtsbench.errors.ConfigError: llm.noise: expected a number from 0 to 1, got -1
     """
-    from .params import check_config
+    from .config_check import check_config
 
     check_config(cfg, files, {override_key(o) for o in overrides if "=" in o})
     api_key_env = _value(cfg, "llm.api_key_env")

@@ -32,7 +32,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
-from .config import ConfigError, scenario_list
+from .config import scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
 from .answer import Answering, answer_step

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from mtsbench import params
+from mtsbench import config_check, params
 from mtsbench.cli import main
 from mtsbench.config import compose, groups
 from mtsbench.errors import ConfigError
@@ -180,11 +180,11 @@ def _declaration(cfg, path):
     """The declared type of the parameter key ``path`` sets in ``cfg`` (None: not declared)."""
     parent, _, leaf = path.rpartition(".")
     if not parent:
-        cls = params._object(params.ROOT)
+        cls = config_check._object(config_check.ROOT)
     else:
         node = OmegaConf.select(cfg, parent)
-        cls = (params.target_class(node._target_, parent) if "_target_" in node
-               else params._object(params.NODES[parent]) if parent in params.NODES else None)
+        cls = (config_check.target_class(node._target_, parent) if "_target_" in node
+               else config_check._object(config_check.NODES[parent]) if parent in config_check.NODES else None)
     param = params.parameters(cls).get(leaf) if cls is not None else None
     return param.type if param is not None else None
 

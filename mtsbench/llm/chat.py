@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from ..errors import TransportError
 from . import cassette
-from .base import ON_FAILURE, Association, EventTag, Fact, Impression, Item, Known, LLMError, Relation, Summary
+from .base import Association, EventTag, Fact, Impression, Item, Known, LLMError, Relation, Summary
 from .prompts import (answer_prompt, infer_prompt, judge_answer_prompt, judge_relation_prompt, merge_event_prompt,
                       rate_attention_prompt, reassess_belief_prompt, repair_prompt, same_event_prompt, summarize_prompt,
                       system_prompt)
@@ -70,10 +70,7 @@ class ChatLLM:
         """Derive the backend's state from its parameters, once (LLMError if they are bad)."""
         if "params_" in vars(self):
             return
-        state = self._configure()
-        if self.on_failure not in ON_FAILURE:
-            raise LLMError(f"llm.on_failure must be one of {', '.join(ON_FAILURE)}, got {self.on_failure!r}")
-        vars(self).update(state)
+        vars(self).update(self._configure())   # on_failure: checked where built (its declared type)
 
     # -- the transport a backend provides ----------------------------------------------
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
