@@ -41,6 +41,7 @@ from typing import Sequence
 
 from .costs import scope
 from .llm.heuristics import FUNCTION_WORDS
+from .params import declared
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -100,6 +101,7 @@ def context_proxy(context: Sequence[str], gold: str) -> float | None:
     return round(sum(t in have for t in want) / len(want), 4)
 
 
+@declared(node="answer")
 @dataclass(frozen=True)
 class Answering:
     """The ``answer`` config node: score probes' answers (``enabled``), and judge them too."""
@@ -110,13 +112,7 @@ class Answering:
     @classmethod
     def from_config(cls, node) -> "Answering":
         """The node's settings (all off when it is missing); ConfigError on a non-boolean."""
-        from .errors import ConfigError
-
-        node = {} if node is None else dict(node)
-        for name in ("enabled", "judge"):
-            if not isinstance(node.get(name, False), bool):
-                raise ConfigError(f"answer.{name}: expected true or false, got {node[name]!r}")
-        return cls(bool(node.get("enabled", False)), bool(node.get("judge", False)))
+        return cls(**({} if node is None else dict(node)))
 
 
 def score_probe(llm, question: str, gold: str | None, context: Sequence[str], language: str = "en",

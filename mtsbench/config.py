@@ -6,13 +6,15 @@ Every composed job config is checked before anything runs (``compose``, ``check_
   syntax error, a comma list without ``-m``) is one line naming the override, with a
   did-you-mean or the keys the node has, instead of Hydra's multi-line dump;
 - ``+KEY=VALUE`` (adding a key) is accepted for ``hydra.*`` keys, for config groups
-  (``+GROUP=OPTION``) and for a key that ``mtsbench.config_rules`` has a rule for, under a
+  (``+GROUP=OPTION``) and for a parameter a component declares (``mtsbench.params``), under a
   node that exists (it holds other keys) and accepts it (its ``_target_``, if any, takes a
   parameter of that name): ``retrieval._target_=mtsbench.memory.scoring.WeightedMinMax
   +retrieval.recency_weight=0.5``. Anything else (``+foo=1``, ``+retrieval.recency_weight=0.5``
   with the default retrieval class) no component would read: refused. A key that exists is
   set without ``+`` (``++KEY`` sets or adds, under the same rule);
-- every value is checked against its key's rule (``mtsbench.config_rules.validate``);
+- every value is checked against its component's declared parameters
+  (``mtsbench.config_rules.validate``, ``mtsbench.params``); a value from a user's option
+  file (``--config-dir``) names that file;
 - ``scenarios=NAME`` (no brackets) means the one scenario NAME: ``scenarios`` is always a
   list after ``compose`` (``scenario_list``).
 
@@ -41,12 +43,14 @@ import functools
 import itertools
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from .errors import ConfigError
+from .params import Count, declared
 from .resources import CONFIG_DIR
 
 
@@ -302,7 +306,7 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
     except ConfigError:
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
-        raise _composition_error(e, overrides, extra_dirs) from None
+        raise (_yaml_error(e) or _composition_error(e, overrides, extra_dirs)) from None
     config_rules.refuse_key_reads(cfg, overrides)     # first: no later message may hold the key
     _check_added_parents(cfg, overrides, extra_dirs)
     _check_resolves(cfg, overrides)
@@ -314,8 +318,40 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
 
         checked = copy.deepcopy(cfg)
     normalise(checked)
-    config_rules.validate(checked, overrides)
+    config_rules.validate(checked, overrides, option_files(cfg, extra_dirs))
     return cfg
+
+
+def option_files(cfg: DictConfig, extra_dirs: Sequence[str | Path]) -> dict[str, str]:
+    """Top-level node -> the file in a user's config folder (``--config-dir``) it came from:
+    the chosen option of its group (``DIR/GROUP/OPTION.yaml``), or for the other nodes a
+    folder's ``config.yaml`` that replaced the packaged one; named in a one-line error."""
+    dirs = [Path(d) for d in user_dirs(extra_dirs)]
+    if not dirs:
+        return {}
+    choices = choices_of(cfg.hydra.runtime.choices) if OmegaConf.select(cfg, "hydra.runtime.choices") else {}
+    out = {}
+    for group, option in choices.items():
+        found = next((d / group / f"{option}.yaml" for d in dirs if (d / group / f"{option}.yaml").is_file()), None)
+        if found is not None and "/" not in group:
+            out[group] = str(found)
+    primary = next((d / "config.yaml" for d in dirs if (d / "config.yaml").is_file()), None)
+    if primary is not None:
+        out.update({str(k): str(primary) for k in cfg.keys() if str(k) not in choices and str(k) != "hydra"})
+    return out
+
+
+def _yaml_error(e: Exception) -> ConfigError | None:
+    """One line naming the file, line and column of a config file that is not YAML (a tab,
+    an unclosed quote), from PyYAML's error; None for any other error."""
+    import yaml
+
+    mark = getattr(e, "problem_mark", None)
+    if not isinstance(e, yaml.MarkedYAMLError) or mark is None:
+        return None
+    context = f" ({e.context})" if e.context else ""
+    return ConfigError(f"{mark.name}: line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
+                       f"{' '.join(str(e.problem).split())}{context}")
 
 
 REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}
@@ -424,15 +460,15 @@ def _added_key(override: str, extra_dirs: Sequence[str | Path]) -> str | None:
 
 
 def _check_additions(overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
-    from . import config_rules
+    from . import config_check
 
     for o in overrides:
         key = _added_key(o, extra_dirs)
-        if key is not None and not config_rules.known(key):
-            close = difflib.get_close_matches(key, list(config_rules.RULES), n=1)
+        if key is not None and not config_check.known(key):
+            close = difflib.get_close_matches(key, config_check.known_keys(), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise ConfigError(f"override '{o}': cannot add '{key}': no component reads it ('+' adds only a "
-                              f"key mtsbench.config_rules knows, under an existing node; to set an existing "
+                              f"parameter a component declares, under an existing node; to set an existing "
                               f"key, drop the '+'){tip}")
 
 
@@ -582,6 +618,14 @@ def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
 DEFAULT_MAX_JOBS = 10000      # sweep.max_jobs when the config has none (a --config-dir config.yaml of its own)
 
 
+@declared(node="sweep")
+@dataclass(frozen=True)
+class SweepOptions:
+    """The ``sweep`` node: a sweep of more jobs than ``max_jobs`` is refused before it starts."""
+
+    max_jobs: Count = DEFAULT_MAX_JOBS
+
+
 def _check_sweep_size(cfg: DictConfig, sizes: dict[str, int]) -> None:
     """``ConfigError`` (one line) for a sweep of more jobs than ``sweep.max_jobs``."""
     jobs = math.prod(sizes.values())
@@ -641,8 +685,8 @@ def _sweep_size(o: str, p, known: dict[str, list[str]], loader) -> int:
     return len(value) if isinstance(value, list) else 1
 
 
-# keys whose node is also checked whole (config_rules._whole_nodes): a swept value is composed
-_WHOLE_NODES = ("preload", "generate", "motivation")
+# nodes with a rule across their fields (their options class's): a swept value is composed
+_WHOLE_NODES = ("preload", "generate", "motivation", "index")
 SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
 
 
@@ -680,7 +724,7 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
             if group is not None:
                 option = o.partition("=")[2].strip()
                 touched: set[str] = set()      # the groups the option chooses (itself, its defaults')
-                done = _option_checked(group, option, extra_dirs, known, seen, touched) \
+                done = _option_checked(group, option, extra_dirs, known, seen, touched, cfg) \
                     and not adding and not touched & nodes
             else:
                 done = _value_checked(o, cfg, known)
@@ -708,7 +752,7 @@ def _group_of(key: str, known: dict[str, list[str]]) -> str | None:
 
 
 def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], known: dict[str, list[str]],
-                    seen: dict[tuple[str, str], set[str]], touched: set[str]) -> bool:
+                    seen: dict[tuple[str, str], set[str]], touched: set[str], cfg: DictConfig | None = None) -> bool:
     """True when option ``option`` of ``group`` (and each option its defaults list picks)
     was checked from its file alone; ``ConfigError`` for a value its key's rule refuses;
     False when its file cannot be checked alone (the job is composed instead). ``touched``
@@ -751,24 +795,24 @@ def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], k
         name = str(name).removeprefix("override ").strip().lstrip("/")
         if name not in known or not isinstance(choice, (str, type(None))):
             return False
-        if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine):
+        if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine, cfg):
             return False
         mine.add(name)
     body = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items() if k != "defaults"}
-    if header != "_global_":   # (unresolved: `seed: ${seed}` read inside its own node would recurse)
+    if header != "_global_":
         body = {group: body}
-    placed = OmegaConf.create(body)
-    for key in config_rules.PARSED:
-        try:
-            value = config_rules._value(placed, key)
-        except Exception:  # noqa: BLE001 - an interpolation: resolved in the job only
-            return False
-        if value is config_rules._MISSING:
-            continue
-        message = config_rules.problem(key, value) or (
-            config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None)
-        if message:
-            raise ConfigError(message)
+    from . import config_check
+
+    try:
+        checked = config_check.check_option(body, cfg, mine - {group} if header != "_global_" else mine)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}" if str(path.parent.parent) in user_dirs(extra_dirs) else str(e)) from None
+    if not checked:
+        return False
+    message = config_rules.secret_problem("llm.api_key_env", (body.get("llm") or {}).get("api_key_env")) \
+        if isinstance(body.get("llm"), dict) and "api_key_env" in body["llm"] else None
+    if message:
+        raise ConfigError(message)
     touched.update(mine)
     return True
 
@@ -778,7 +822,7 @@ def _value_checked(override: str, cfg: DictConfig, known: dict[str, list[str]]) 
     and VALUE passes KEY's rule (``ConfigError`` if not); False when composing must tell."""
     from hydra.core.override_parser.types import OverrideType
 
-    from . import config_rules
+    from . import config_check, config_rules
 
     p = _parse([override])[0]
     key = p.key_or_group
@@ -795,11 +839,10 @@ def _value_checked(override: str, cfg: DictConfig, known: dict[str, list[str]]) 
         return False
     if key == "scenarios":
         value = scenario_list(value)
-    message = config_rules.problem(key, value) or (
-        config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None)
+    message = config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None
     if message:
         raise ConfigError(message)
-    return True
+    return config_check.check_value(cfg, key, value)
 
 
 _MISSING_NODE = object()

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from ..params import Cosine, Number, Positive, Seed, Share, declared
 from ..seeding import generator
 from .base import Meter, estimate_tokens
 from .chance import CHANCE_TEXTS, chance_level
@@ -100,13 +101,14 @@ class _Noise:
         return round(float(seconds * math.exp(self.sigma * self.rng.normal())), 3)
 
 
+@declared
 class MockLLM(task_methods(lambda task: task.mock is not None)):
     """Deterministic backend for offline runs and CI (see the module docstring)."""
 
-    def __init__(self, seed: int = 0, noise: float = 0.0, relevance_floor: float = 1.0,
-                 relevance_full: float = 2.0, follow: float = 1.0, attention_ref: float = 3.0,
-                 restate_from: float = 2.0, restate_full: float = 10.0, same_text: float = 0.75,
-                 same_event_text: float = 0.3, chance_mean: float | None = None, chance_std: float | None = None):
+    def __init__(self, seed: Seed | None = 0, noise: Share = 0.0, relevance_floor: Number = 1.0,
+                 relevance_full: Number = 2.0, follow: Share = 1.0, attention_ref: Positive = 3.0,
+                 restate_from: Number = 2.0, restate_full: Number = 10.0, same_text: Share = 0.75,
+                 same_event_text: Share = 0.3, chance_mean: Cosine | None = None, chance_std: Positive | None = None):
         self.seed = seed
         self.noise = noise
         self.relevance_floor = relevance_floor

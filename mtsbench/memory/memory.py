@@ -18,14 +18,20 @@ decay is due (``memory.tiering``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
 import numpy as np
+from pydantic import Field
 
 from ..embed import Embedder
 from ..costs import charge
+from ..errors import ConfigError
 from ..facts import Fact
 from ..mechanisms.arousal import Arousal
 from ..mechanisms.depth import DepthPolicy
 from ..mechanisms.tiers import TierPolicy
+from ..params import Count, Natural, Number, Seed, Threads, declared
 from ..units import HOUR
 from .attention import DualAttention
 from .graph_index import SharedGraphIndex
@@ -49,6 +55,7 @@ class Memory:
         self.arousal = arousal
         self.store = MemoryStore(dim=embedder.dim)
         params = dict(index or {})
+        IndexOptions(**params)
         self.linked = params.get("arousal") == "links"
         if self.linked:                          # the indexes scan; arousal reads the links instead
             params["arousal"] = "scan"
@@ -291,6 +298,27 @@ def _best(ids: np.ndarray, sims: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
     """
     order = np.argsort(-sims, kind="stable")[:n]
     return ids[order], sims[order]
+
+
+@declared(node="index")
+@dataclass(frozen=True)
+class IndexOptions:
+    """The ``index`` config node (``make_index``'s ``params``; see ``configs/config.yaml``)."""
+
+    graph: Literal["shared", "per_tier"] = "shared"
+    exact_below: Natural = 2048
+    M: Annotated[int, Field(ge=2)] = 16
+    ef_construction: Count = 100
+    ef: Count = 64
+    ef_per_k: Annotated[Number, Field(ge=1)] = 1.0
+    arousal: Literal["scan", "walk", "links"] = "scan"
+    seed: Seed = 0
+    threads: Threads = 1
+
+    def __post_init__(self):
+        if self.arousal == "walk" and self.graph == "per_tier":
+            raise ConfigError("index.arousal=walk: needs index.graph=shared (one graph over every memory); "
+                              "index.graph=per_tier has a graph per tier and scans for arousal")
 
 
 def make_index(dim: int, n_tiers: int, params: dict | None) -> SharedGraphIndex | TierIndexes:

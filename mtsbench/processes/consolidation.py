@@ -33,13 +33,13 @@ rule are passed in; ``run`` returns what it did (``Consolidated``).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..llm.base import LLM
 from ..llm.tasks import keyless
+from ..params import Natural, Share, TimeOfDay, declared
 from ..units import DAY
 from .identity import similar
 from .ports import FactMemory
@@ -54,20 +54,13 @@ class Consolidated:
 
 
 def night_seconds(at) -> float:
-    """Seconds past midnight of ``consolidation.nightly_at`` ("HH:MM"); ConfigError otherwise.
+    """Seconds past midnight of ``consolidation.nightly_at`` ("HH:MM", checked by ``Consolidator``).
 
     >>> night_seconds("03:30")
     12600.0
-    >>> night_seconds("25:00")
-    Traceback (most recent call last):
-    mtsbench.errors.ConfigError: consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got '25:00'
     """
-    from ..config import ConfigError
-
-    m = re.fullmatch(r"(\d{1,2}):(\d{2})", str(at).strip())
-    if not m or int(m.group(1)) > 23 or int(m.group(2)) > 59:
-        raise ConfigError(f"consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got {str(at)!r}")
-    return float(int(m.group(1)) * 3600 + int(m.group(2)) * 60)
+    hours, _, minutes = str(at).strip().partition(":")
+    return float(int(hours) * 3600 + int(minutes) * 60)
 
 
 def _survivor(i: int, merged_into: dict[int, int]) -> int:
@@ -86,11 +79,12 @@ def _stated(memory, i: int) -> float:
     return float(memory.meta(i).get("stated", memory.created(i)))
 
 
+@declared
 class Consolidator:
     """Merge restated facts and settle contradictions, for the facts formed since last time."""
 
-    def __init__(self, motivation: float = 1.0, related: int = 5, nightly_at: str | None = None,
-                 enabled: bool = True, min_relevance: float = 0.1):
+    def __init__(self, motivation: Share = 1.0, related: Natural = 5, nightly_at: TimeOfDay | None = None,
+                 enabled: bool = True, min_relevance: Share = 0.1):
         self.motivation = motivation
         self.related = related
         self.min_relevance = min_relevance
