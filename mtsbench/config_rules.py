@@ -180,6 +180,7 @@ RULES: dict[str, str] = {
     "llm.chance_std": "number > 0 or null",
     "llm.same_text": SHARE,
     "llm.same_event_text": SHARE,
+    "llm.profile": "text or null",             # an error profile: a file or a packaged profile's name
     "llm.base_url": "text or null",
     "llm.model": "text or null",
     "llm.api_key_env": "text",                # the NAME of a variable; a key itself is refused (secret_problem)
