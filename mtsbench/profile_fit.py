@@ -8,6 +8,8 @@ or a shared source step and text cosine >= ``same_text``). ``--scenarios`` fits 
 (the held-out evaluation fits on one half of the scenarios and measures on the other).
 The fitted quantities and their estimators (``mtsbench.llm.profiled`` says how each is applied):
 
+- ``attention.draw``: ``random`` (fitted profiles: on each half of the recorded scenarios it
+  agreed better with the model in-sample than ``position``; ``mtsbench.llm.profiled``).
 - ``attention.quantiles[b]``: the 21-point quantile table (probabilities 0, 0.05 .. 1) of B's
   scores of the observed items whose A score falls in bin b of ``attention.bins`` (0, 2, 4,
   6, 8, 10): the model's score distribution conditional on the mock's binned score. A bin
@@ -103,7 +105,7 @@ def fit_attention(a: pd.DataFrame, b: pd.DataFrame) -> dict:
         scores = m["score_b"][bins == i]
         sizes.append(int(len(scores)))
         tables.append(quantiles(scores) if len(scores) >= MIN_BIN else pooled)
-    return {"bins": BINS, "quantiles": tables, "items": sizes, "pairs": int(len(m))}
+    return {"draw": "random", "bins": BINS, "quantiles": tables, "items": sizes, "pairs": int(len(m))}
 
 
 def _created_facts(trace) -> pd.DataFrame:
@@ -249,6 +251,7 @@ def fit(run_a, run_b, scenarios=None, same_text: float = 0.75) -> dict:
 COMMENTS = {
     "fitted_from": "the runs this profile was fitted on (A: the clean mock, B: the model) and their scenarios",
     "attention": "rate_attention: the model's score distribution given the mock's score s.\n"
+                 "draw: random (u uniform: the model's spread) or position (u = s's place in its bin: monotone);\n"
                  "bins: edges of the mock-score bins; quantiles: per bin, the model's scores at probabilities\n"
                  "0, 0.05 .. 1 (a draw interpolates them at a uniform u); items: pairs per bin (a bin\n"
                  "with fewer than 5 takes the table of all pairs)",

@@ -37,6 +37,8 @@ def test_quantile_draws_match_hand_computed_values():
     assert pm.quantiles([3, 1, 2], 2) == [1.0, 2.0, 3.0] and pm.quantiles([]) == []
     assert pm.categorical({"same": 1, "contradicts": 0, "unrelated": 3}, 0.3) == "unrelated"
     assert pm.categorical({"same": 1, "contradicts": 0, "unrelated": 3}, 0.2) == "same"
+    # score 7 in bin [6, 8): position 0.5; the table (5, 8, 10) there gives 8
+    assert pm.position([0, 6, 8, 10], 1, 7.0) == 0.5 and pm.quantile_draw([5, 8, 10], 0.5) == 8.0
 
 
 @given(st.lists(st.floats(0, 10), min_size=1, max_size=30), st.floats(0, 1))

@@ -89,6 +89,16 @@ def bin_of(edges: Sequence[float], x: float) -> int:
     return min(max(i, 0), len(edges) - 2)
 
 
+def position(edges: Sequence[float], i: int, x: float) -> float:
+    """Where ``x`` lies in bin ``i`` of ``edges``: (x - e_i) / (e_{i+1} - e_i), clipped to [0, 1].
+
+    >>> position([0, 2, 4], 1, 3.0), position([0, 2, 4], 0, -1.0)
+    (0.5, 0.0)
+    """
+    lo, hi = float(edges[i]), float(edges[i + 1])
+    return float(min(max((x - lo) / (hi - lo), 0.0), 1.0))
+
+
 def categorical(probabilities: Mapping[str, float], u: float) -> str:
     """The first label whose cumulative probability (in the mapping's order) exceeds ``u``;
     the probabilities are normalised to sum 1.
@@ -219,6 +229,8 @@ def check(data: Any, source: str) -> Profile:
             d = d[part]
         if (why := _problem(rule, d)) is not None:
             raise ConfigError(f"{source}: {key}: {why}, got {str(d)[:60]}")
+    if data["attention"].get("draw", "random") not in ("random", "position"):
+        raise ConfigError(f"{source}: attention.draw: expected random or position, got {data['attention']['draw']}")
     if len(data["attention"]["quantiles"]) != len(data["attention"]["bins"]) - 1:
         raise ConfigError(f"{source}: attention.quantiles: expected one table per bin "
                           f"({len(data['attention']['bins']) - 1}), got {len(data['attention']['quantiles'])}")

@@ -7,8 +7,10 @@ call's inputs) — the inputs as the mock's noise reads them (``Task.noise_input
 ``same_event`` both events' categories and texts — and draws in a fixed order, so the same
 config and seed give the same answers whatever the order of calls. Per task:
 
-- ``rate_attention``: the mock's score s falls in a bin of ``attention.bins``; the answer is a
-  draw from that bin's quantile table of the model's scores (u uniform).
+- ``rate_attention``: the mock's score s falls in a bin of ``attention.bins``; the answer is
+  that bin's quantile table of the model's scores at u: with ``attention.draw: random`` a
+  uniform draw (the model's spread, the mock's rank lost within a bin), with ``position``
+  s's position in its bin (``profile.position``: monotone in s, no spread within a bin).
 - ``summarize``: each hinted fact is kept with probability ``facts.recall``; a kept fact keeps
   its hinted key with probability ``facts.key_kept``, else takes the key of its own text
   (``profile.text_key``). Each turn then adds Poisson(``facts.extra_per_turn[kind]``) facts of
@@ -55,8 +57,12 @@ def apply(p: pm.Profile, seed: int, task, args: tuple, result: Any, answer: dict
 
 
 def _attention(p, rng, args, score, answer):
-    table = p.get("attention", "quantiles")[pm.bin_of(p.get("attention", "bins"), score)]
-    s = round(pm.quantile_draw(table, float(rng.random())), 3)
+    edges = p.get("attention", "bins")
+    b = pm.bin_of(edges, score)
+    u = float(rng.random())
+    if p.data["attention"].get("draw", "random") == "position":
+        u = pm.position(edges, b, score)
+    s = round(pm.quantile_draw(p.get("attention", "quantiles")[b], u), 3)
     return s, {"score": s}
 
 
