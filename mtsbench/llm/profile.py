@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import ConfigError
 
 KINDS = ("say", "reply", "perceive")
+DRAWS = ("random", "position", "mean")         # attention.draw: how u is chosen (mtsbench.llm.profiled)
 LABELS = ("same", "contradicts", "unrelated")
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
 _SKIP = frozenset("a an the i i'm im my me you your we our it is are was were be to of in on at and or "
@@ -54,6 +55,19 @@ def quantile_draw(q: Sequence[float], u: float) -> float:
     """
     q = np.asarray(q, dtype=float)
     return float(np.interp(u, np.linspace(0.0, 1.0, len(q)), q))
+
+
+def table_mean(q: Sequence[float]) -> float:
+    """The mean of the distribution a quantile table draws from: the integral of
+    ``quantile_draw(q, u)`` over u in [0, 1] (trapezoids on p_i = i / n).
+
+    >>> table_mean([5, 5, 5, 10, 10]), table_mean([0, 10])
+    (7.5, 5.0)
+    """
+    q = np.asarray(q, dtype=float)
+    if len(q) == 1:
+        return float(q[0])
+    return float(((q[:-1] + q[1:]) / 2).mean())
 
 
 def log_quantile_draw(q_days: Sequence[float], u: float) -> float:
@@ -229,8 +243,9 @@ def check(data: Any, source: str) -> Profile:
             d = d[part]
         if (why := _problem(rule, d)) is not None:
             raise ConfigError(f"{source}: {key}: {why}, got {str(d)[:60]}")
-    if data["attention"].get("draw", "random") not in ("random", "position"):
-        raise ConfigError(f"{source}: attention.draw: expected random or position, got {data['attention']['draw']}")
+    if data["attention"].get("draw", "random") not in DRAWS:
+        raise ConfigError(f"{source}: attention.draw: expected one of {', '.join(DRAWS)}, "
+                          f"got {data['attention']['draw']}")
     if len(data["attention"]["quantiles"]) != len(data["attention"]["bins"]) - 1:
         raise ConfigError(f"{source}: attention.quantiles: expected one table per bin "
                           f"({len(data['attention']['bins']) - 1}), got {len(data['attention']['quantiles'])}")

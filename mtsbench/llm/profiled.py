@@ -3,14 +3,19 @@ after the mock answers a call from the hints, ``apply`` turns its answer into th
 with the profile's errors would give (the math and the file: ``mtsbench.llm.profile``).
 
 Every call draws from its own generator, seeded with crc32 from (seed, "profile", task, the
-call's inputs) — the inputs as the mock's noise reads them (``Task.noise_inputs``), or for
-``same_event`` both events' categories and texts — and draws in a fixed order, so the same
-config and seed give the same answers whatever the order of calls. Per task:
+call's inputs) and drawn in a fixed order, so the same config and seed give the same answers
+whatever the order of calls. The inputs: for ``rate_attention`` and ``infer`` the item alone
+(its kind and text), so that two configurations showing the item other memories (an ablation)
+draw the same u for it — common random numbers: an ablation's effect is not confounded with a
+re-drawn error; for the other tasks their inputs as the mock's noise reads them
+(``Task.noise_inputs``), for ``same_event`` both events' categories and texts. Per task:
 
 - ``rate_attention``: the mock's score s falls in a bin of ``attention.bins``; the answer is
   that bin's quantile table of the model's scores at u: with ``attention.draw: random`` a
   uniform draw (the model's spread, the mock's rank lost within a bin), with ``position``
-  s's position in its bin (``profile.position``: monotone in s, no spread within a bin).
+  s's position in its bin (``profile.position``: monotone in s, no spread within a bin), with
+  ``mean`` the table's mean (``profile.table_mean``: the model's expected score given the bin,
+  no spread at all).
 - ``summarize``: each hinted fact is kept with probability ``facts.recall``; a kept fact keeps
   its hinted key with probability ``facts.key_kept``, else takes the key of its own text
   (``profile.text_key``). Each turn then adds Poisson(``facts.extra_per_turn[kind]``) facts of
@@ -41,7 +46,9 @@ from .task import days
 
 
 def _rng(seed: int, task, args: tuple):
-    if task.noise_inputs is not None:
+    if task.name in ("rate_attention", "infer"):
+        inputs = f"{args[0].kind}: {args[0].text}"          # the item alone: common random numbers
+    elif task.noise_inputs is not None:
         inputs = task.noise_inputs(*args)
     else:
         inputs = "\n".join(f"{getattr(a, 'category', '')}: {getattr(a, 'text', a)}" for a in args)
@@ -59,10 +66,11 @@ def apply(p: pm.Profile, seed: int, task, args: tuple, result: Any, answer: dict
 def _attention(p, rng, args, score, answer):
     edges = p.get("attention", "bins")
     b = pm.bin_of(edges, score)
-    u = float(rng.random())
-    if p.data["attention"].get("draw", "random") == "position":
-        u = pm.position(edges, b, score)
-    s = round(pm.quantile_draw(p.get("attention", "quantiles")[b], u), 3)
+    table, u, draw = p.get("attention", "quantiles")[b], float(rng.random()), p.data["attention"].get("draw", "random")
+    if draw == "mean":
+        s = round(pm.table_mean(table), 3)
+    else:
+        s = round(pm.quantile_draw(table, pm.position(edges, b, score) if draw == "position" else u), 3)
     return s, {"score": s}
 
 

@@ -12,7 +12,8 @@ not fitted on.
   at its first such call and counts as not covered;
 - ``holdout``: the clean mock and the model (replayed) on the recorded scenarios, a profile
   fitted on each half of them (``HALVES``, a scenario and its translation in the same half),
-  and the profiled mock on the other half with it.
+  and the profiled mock on the other half with it (``attention.draw`` random as fitted, and
+  ``mean``).
 
 Then, from the saved runs alone, it writes ``summary.csv`` (one row per ablation and LLM:
 expectations it breaks and fixes against ``ablate=none`` under the same LLM, the change of
@@ -66,7 +67,11 @@ def run_all(work: Path) -> None:
     for i, (fit_on, test_on) in enumerate((HALVES, HALVES[::-1]), 1):
         _mtsbench("calibrate", "--fit", str(h / "mock"), str(h / "model"), "-o", str(h / f"profile{i}.yaml"),
                   "--scenarios", ",".join(fit_on))
+        mean = h / f"profile{i}_mean.yaml"        # the same profile, attention drawn as the bin's mean
+        mean.write_text((h / f"profile{i}.yaml").read_text(encoding="utf-8").replace(
+            "\n  draw: random\n", "\n  draw: mean\n"), encoding="utf-8")
         for name, llm in ((f"profiled{i}", ["llm=mock", f"llm.profile={h / f'profile{i}.yaml'}"]),
+                          (f"profiled_mean{i}", ["llm=mock", f"llm.profile={mean}"]),
                           (f"mock{i}", ["llm=mock"])):
             start = time.perf_counter()
             _mtsbench("run", *llm, f"scenarios=[{','.join(test_on)}]", f"hydra.run.dir={h}/{name}")
@@ -164,39 +169,55 @@ def survival(table: pd.DataFrame, src: str, dst: str, scenarios=None) -> pd.Data
     return pd.DataFrame(rows)
 
 
-def _facts_per_turn(run) -> float:
+def _facts_per_turn(run, scenarios) -> float:
     t, r = run.trace, run.results
-    created = t[t["event"] == "created"] if "event" in t else t
-    n = int((created["kind"] == "fact").sum()) if "kind" in created else 0
+    t, r = t[t["scenario"].isin(scenarios)], r[r["scenario"].isin(scenarios)]
+    n = int(((t["event"] == "created") & (t["kind"] == "fact")).sum()) if "kind" in t else 0
     turns = int(((r["record"] == "observe") & r["kind"].isin(["say", "reply"])).sum())
     return round(n / turns, 4) if turns else float("nan")
 
 
-def holdout(h: Path) -> pd.DataFrame:
-    """Held-out measures of each half's profiled mock (and the clean mock) against the model."""
+def measure(run, model, scenarios) -> dict:
+    """Agreement of ``run`` with ``model`` on ``scenarios``: pass/fail per expectation, Spearman
+    of the observed items' attention, facts per dialogue turn (say and reply) of each."""
+    a, b = _outcomes(run), _outcomes(model)
+    a = a[[k.split(":")[0] in scenarios for k in a.index]]
+    common = a.index.intersection(b.index)
+
+    def obs(r):
+        return r[(r["record"] == "observe") & r["score"].notna() & r["scenario"].isin(scenarios)][["scenario", "step", "score"]]
+
+    att = obs(run.results).merge(obs(model.results), on=["scenario", "step"])
+    return {"expectations": len(common), "agree": int((a[common] == b[common]).sum()),
+            "agreement": round(float((a[common] == b[common]).mean()), 4) if len(common) else None,
+            "attention_pairs": len(att), "spearman": spearman(att["score_x"], att["score_y"]),
+            "facts_per_turn": _facts_per_turn(run, scenarios), "model_facts_per_turn": _facts_per_turn(model, scenarios)}
+
+
+def holdout(h: Path, sweep_jobs: dict) -> pd.DataFrame:
+    """Held-out measures of each half's profiled mock (and the clean mock) against the model,
+    then in-sample for reference: the sweep's ``ablate=none`` jobs on all ten (the packaged
+    profile was fitted on them)."""
     model = _load(h / "model")
+    if model is None:
+        return pd.DataFrame()
     times = json.loads((h / "times.json").read_text()) if (h / "times.json").is_file() else {}
     rows = []
     for i, test_on in enumerate((HALVES[1], HALVES[0]), 1):
-        for name in (f"mock{i}", f"profiled{i}"):
+        for name in (f"mock{i}", f"profiled{i}", f"profiled_mean{i}"):
             run = _load(h / name)
-            if run is None or model is None:
-                continue
-            a, b = _outcomes(run), _outcomes(model)
-            b = b[[k.split(":")[0] in test_on for k in b.index]]
-            common = a.index.intersection(b.index)
-            ra, rb = run.results, model.results
-            obs = lambda r: r[(r["record"] == "observe") & r["score"].notna()][["scenario", "step", "score"]]
-            att = obs(ra).merge(obs(rb[rb["scenario"].isin(test_on)]), on=["scenario", "step"])
-            mb = model.trace[model.trace["scenario"].isin(test_on)]
-            turns_b = int(((rb["record"] == "observe") & rb["kind"].isin(["say", "reply"]) & rb["scenario"].isin(test_on)).sum())
-            facts_b = int(((mb["event"] == "created") & (mb["kind"] == "fact")).sum())
-            rows.append({"half": i, "tested_on": " ".join(test_on), "llm": name.rstrip("12"),
-                         "expectations": len(common), "agree": int((a[common] == b[common]).sum()),
-                         "agreement": round(float((a[common] == b[common]).mean()), 4),
-                         "attention_pairs": len(att), "spearman": spearman(att["score_x"], att["score_y"]),
-                         "facts_per_turn": _facts_per_turn(run), "model_facts_per_turn": round(facts_b / turns_b, 4),
-                         "wall_s": round(times.get(name, float("nan")), 2)})
+            if run is not None:
+                wall = times.get(name)
+                rows.append({"fit_on": f"half {i}", "measured_on": f"half {3 - i}", "llm": name.rstrip("12").replace("_mean", " (draw: mean)"),
+                             **measure(run, model, test_on),
+                             "wall_s": None if wall is None else round(wall, 2),
+                             "wall_vs_mock": None if wall is None or not times.get(f"mock{i}")
+                             else round(wall / times[f"mock{i}"], 2)})
+    for llm in ("mock", "profiled"):
+        run = sweep_jobs.get(("none", llm))
+        if run is not None:
+            rows.append({"fit_on": "all ten", "measured_on": "all ten (in-sample)", "llm": llm,
+                         **measure(run, model, RECORDED)})
     return pd.DataFrame(rows)
 
 
@@ -221,7 +242,7 @@ def build(work: Path, out: Path) -> None:
     summary = table.merge(clean_prof[["ablate", "survives"]].rename(columns={"survives": "survives_clean_to_profiled"}),
                           on="ablate", how="left")
     summary.to_csv(out / "summary.csv", index=False)
-    hold = holdout(work / "holdout")
+    hold = holdout(work / "holdout", jobs)
     hold.to_csv(out / "holdout.csv", index=False)
     notes = (out / "notes.md").read_text(encoding="utf-8") if (out / "notes.md").is_file() else ""
     covered = sorted(a for a, llm in rec)
@@ -229,7 +250,9 @@ def build(work: Path, out: Path) -> None:
              "Generated by `python -m mtsbench.studies.transfer` from the runs in "
              f"`{work}` (module docstring: what is compared).\n",
              "## Held-out fit (fit on one half of the recorded scenarios, measured on the other)\n",
-             f"Halves: {', '.join(HALVES[0])} | {', '.join(HALVES[1])}.\n", _md(hold),
+             f"Half 1: {', '.join(HALVES[0])}. Half 2: {', '.join(HALVES[1])}. Wall time: one `mtsbench run` "
+             "of the half, process start included (`wall_vs_mock`: against the clean mock's run of the same half).\n",
+             _md(hold),
              "## Conclusions per ablation and LLM\n",
              "broken / fixed: expectations that pass under `ablate=none` and fail under the ablation (and the "
              "reverse), same LLM; signs: change of recall and of cost per turn against `ablate=none`.\n",
