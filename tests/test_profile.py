@@ -110,3 +110,29 @@ def test_fitting_the_same_runs_twice_gives_the_same_profile(cli, tmp_path):
     assert p.get("fitted_from", "scenarios") == ["contradiction", "milk_allergy"]
     # the model states more facts than the hints: extra facts per said turn above 0
     assert p.get("facts", "extra_per_turn")["say"] > 0 and np.isclose(sum(p.get("relation", "same").values()), 1, atol=1e-3)
+
+
+def test_the_attention_fit_is_the_models_scores_per_mock_bin():
+    from mtsbench.profile_fit import fit_attention
+
+    steps = [f"s{i}" for i in range(12)]
+    a = pd.DataFrame({"scenario": "x", "step": steps, "score": [1.0] * 6 + [9.0] * 6})
+    b = pd.DataFrame({"scenario": "x", "step": steps, "score": [5.0] * 6 + [8.0, 8, 8, 10, 10, 10]})
+    got = fit_attention(a, b)
+    assert got["items"] == [6, 0, 0, 0, 6] and got["quantiles"][0] == [5.0] * 21
+    assert got["quantiles"][4][0] == 8.0 and got["quantiles"][4][-1] == 10.0
+    # an empty bin takes all pairs' table: 6 fives, 3 eights, 3 tens -> median 6.5 (between 5 and 8)
+    assert got["quantiles"][2][10] == 6.5
+
+
+def test_a_conclusion_survives_only_with_the_same_breaks_and_signs():
+    from mtsbench.studies.transfer import survival
+
+    t = pd.DataFrame([
+        {"ablate": "depth", "llm": "mock", "broken_ids": "a:1:s1:recall", "recall_sign": 0, "cost_sign": 1},
+        {"ablate": "depth", "llm": "profiled", "broken_ids": "a:1:s1:recall", "recall_sign": 0, "cost_sign": 1},
+        {"ablate": "events", "llm": "mock", "broken_ids": "b:2:s2:event", "recall_sign": 0, "cost_sign": 0},
+        {"ablate": "events", "llm": "profiled", "broken_ids": "", "recall_sign": 0, "cost_sign": 0}])
+    s = survival(t, "mock", "profiled").set_index("ablate")
+    assert bool(s.loc["depth", "survives"]) and not bool(s.loc["events", "survives"])
+    assert s.loc["events", "broken_from"] == 1 and s.loc["events", "broken_to"] == 0
