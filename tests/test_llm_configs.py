@@ -32,7 +32,7 @@ def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
     assert isinstance(instantiate(cfg.llm), MockLLM)
     cfg, _ = compose(["llm=profiled"])          # the mock with the packaged profile, found by its name
     profiled = instantiate(cfg.llm)
-    assert isinstance(profiled, MockLLM) and profiled.profile is not None
+    assert isinstance(profiled, MockLLM) and profiled.profile_.get("facts", "recall") < 1
     check_component("llm", profiled)
     cfg, _ = compose(["llm=recorded"])          # the packaged cassette, found by its name
     recorded = instantiate(cfg.llm)

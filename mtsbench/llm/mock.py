@@ -125,7 +125,8 @@ class MockLLM(task_methods(lambda task: task.mock is not None)):
         self.same_text = same_text
         self.same_event_text = same_event_text
         self.chance_mean, self.chance_std = chance_mean, chance_std
-        self.profile = None if profile is None else load_profile(str(profile))
+        self.profile = profile
+        self.profile_ = None if profile is None else load_profile(str(profile))     # the loaded profile
         self.embedder = None            # whose cosines the relevances are (calibrate_relevance); None: Hashing()
         self._chance: dict[str, tuple[float, float]] = {}
         self.meter = Meter()
@@ -161,7 +162,7 @@ class MockLLM(task_methods(lambda task: task.mock is not None)):
         prompt = task.render(args)
         noise = _Noise(self.noise if task.noise_inputs is not None else 0.0, self.seed, task, args)
         result, answer = task.mock(self, noise, *args)
-        if self.profile is not None:
-            result, answer = profiled.apply(self.profile, self.seed, task, args, result, answer)
+        if self.profile_ is not None:
+            result, answer = profiled.apply(self.profile_, self.seed, task, args, result, answer)
         self.meter.record(task.name, estimate_tokens(prompt), estimate_tokens(json.dumps(answer, ensure_ascii=False)))
         return result

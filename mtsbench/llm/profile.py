@@ -61,8 +61,10 @@ def table_mean(q: Sequence[float]) -> float:
     """The mean of the distribution a quantile table draws from: the integral of
     ``quantile_draw(q, u)`` over u in [0, 1] (trapezoids on p_i = i / n).
 
+    Table (5, 5, 5, 10, 10): trapezoids 5, 5, 7.5, 10 of width 1/4, mean 27.5 / 4:
+
     >>> table_mean([5, 5, 5, 10, 10]), table_mean([0, 10])
-    (7.5, 5.0)
+    (6.875, 5.0)
     """
     q = np.asarray(q, dtype=float)
     if len(q) == 1:
