@@ -238,17 +238,22 @@ def _figure(att: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
-    """Compare the runs in folders ``a`` and ``b``; write the report to ``out``; returns the numbers."""
+def load_runs(*paths: Path) -> list:
+    """The runs (``mtsbench.api.Run``) in these folders; ReportError for a sweep folder."""
     from .api import Run, load
 
     runs = []
-    for path in (a, b):
+    for path in paths:
         run = load(path)
         if not isinstance(run, Run):
             raise ReportError(f"{path}: expected a run folder (with summary.json), got a sweep: give one of its jobs")
         runs.append(run)
-    c = compare(*runs, same_text=same_text)
+    return runs
+
+
+def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
+    """Compare the runs in folders ``a`` and ``b``; write the report to ``out``; returns the numbers."""
+    c = compare(*load_runs(a, b), same_text=same_text)
     att = c.pop("attention_pairs")
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps(c, indent=2), encoding="utf-8")
@@ -267,7 +272,14 @@ def calibrate_main(argv: list[str]) -> int:
     parser.add_argument("b", help="the run folder compared with it (e.g. a real model's)")
     parser.add_argument("--out", default="calibration", help="report folder (default: ./calibration)")
     parser.add_argument("--same-text", type=float, default=0.75, help="text cosine that matches two keyless facts")
+    parser.add_argument("--fit", action="store_true", help="fit an error profile of B's model against A's mock "
+                        "instead (mtsbench.profile_fit): write it to -o, for llm=mock llm.profile=FILE")
+    parser.add_argument("-o", "--output", help="with --fit: the profile file to write (YAML)")
+    parser.add_argument("--scenarios", help="with --fit: fit on these scenarios only (comma-separated)")
+    parser.add_argument("--model", help="with --fit: the model's name, written into the profile")
     ns = parser.parse_args(argv)
+    if ns.fit:
+        return _fit(ns)
     try:
         c = write(Path(ns.a), Path(ns.b), Path(ns.out), ns.same_text)
     except ReportError as e:
@@ -276,4 +288,25 @@ def calibrate_main(argv: list[str]) -> int:
         return _fail(f"{getattr(e, 'filename', None) or ns.out}: {e.strerror or e}")
     print(_markdown(c).split("\n\n| count")[0])
     print(f"report: {Path(ns.out) / 'calibration.md'}")
+    return 0
+
+
+def _fit(ns) -> int:
+    from .cli import _fail
+    from .errors import ConfigError
+    from .profile_fit import fit_main
+
+    if not ns.output:
+        return _fail("calibrate --fit: give the profile file to write with -o PROFILE.yaml")
+    scenarios = [s.strip() for s in ns.scenarios.split(",") if s.strip()] if ns.scenarios else None
+    try:
+        p = fit_main(Path(ns.a), Path(ns.b), Path(ns.output), scenarios, ns.same_text, ns.model)
+    except (ReportError, ConfigError) as e:
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(f"{getattr(e, 'filename', None) or ns.output}: {e.strerror or e}")
+    f, im = p["facts"], p["impressions"]
+    print(f"profile: {ns.output} (scenarios: {', '.join(p['fitted_from']['scenarios'])}; "
+          f"{p['attention']['pairs']} attention pairs, fact recall {f['recall']}, "
+          f"impression recall {im['recall']}, extra impressions per call {im['extra_per_call']})")
     return 0
