@@ -44,7 +44,6 @@ warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
 busy_jobs: list[str] = []       # ... and those not run: their folder's lock held by another process
 resume: Path | None = None      # set by `mtsbench run -m --resume DIR`
 last_sweep_dir: Path | None = None   # the directory of this process's last sweep (set by the launcher)
-prechecked = False              # set by `mtsbench run` once config.check_run has checked every job
 lane: dict = {}                 # in a worker of hydra/launcher=local: what its jobs share (set once)
 
 
