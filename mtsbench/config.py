@@ -310,6 +310,14 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), k
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
         raise _composition_error(e, overrides, extra_dirs) from None
+    return _check_composed(cfg, overrides, extra_dirs, keep)
+
+
+def _check_composed(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str | Path],
+                    keep: bool = False) -> DictConfig:
+    """``cfg``, composed from ``overrides``, checked (``_compose_full``); returns it."""
+    from . import config_rules
+
     config_rules.refuse_key_reads(cfg, overrides)     # first: no later message may hold the key
     _check_added_parents(cfg, overrides, extra_dirs)
     _check_resolves(cfg, overrides)
@@ -670,7 +678,8 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     """The jobs of a sweep beyond the first one (``cfg``, composed from ``first``), checked
     by composing every value of every swept key once, the other keys at their first value
     (Hydra's compose API, each composition checked as ``compose`` checks one): the usual
-    one line names what is wrong, before any job starts. Two or more swept groups with at
+    one line names what is wrong, before any job starts. A value of a key (``seed=3``) is
+    checked on the first job's config with that value set (``_value_checked``). Two or more swept groups with at
     most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
     across nodes: ``system=bm25`` with ``retrieval=hybrid``). A sweep of N values of one
     key costs N compositions, not one per job."""
@@ -687,7 +696,8 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
 
     for i, values in enumerate(lists):
         for o in values:
-            composing(base[:i] + [o] + base[i + 1:])
+            if o not in first and not _value_checked(cfg, first, o, known, extra_dirs):
+                composing(base[:i] + [o] + base[i + 1:])
     swept = [i for i, k in enumerate(axes) if _group_of(k, known) and len(lists[i]) > 1]
     if len(swept) > 1 and math.prod(len(lists[i]) for i in swept) <= SWEEP_COMBOS_COMPOSED:
         for choice in itertools.product(*(lists[i] for i in swept)):
@@ -695,6 +705,35 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
             for i, o in zip(swept, choice):
                 job[i] = o
             composing(job)
+
+
+def _value_checked(cfg: DictConfig, first: list[str], override: str, known: dict[str, list[str]],
+                   extra_dirs: Sequence[str | Path]) -> bool:
+    """True when ``override`` (one value of a swept key) sets a value the first job's config
+    ``cfg`` (composed from ``first``) has, and was checked on a copy of ``cfg`` with that
+    value set as Hydra sets one (``OmegaConf.update``) - the checks of a composed job, at
+    no composition's cost (a sweep of ``seed=range(0,100)`` composes once). False when it is
+    more than a value (a group's option, a node, ``+``/``~``, an interpolation, a list, a
+    ``hydra.`` key, a key the first job lacks): the job is composed instead."""
+    import copy
+
+    from hydra.core.override_parser.types import OverrideType
+
+    p = _parse([override])[0]
+    key = p.key_or_group
+    if p.type != OverrideType.CHANGE or p.package is not None or key.startswith("hydra") \
+            or _chooses_option(p, known) or not _has(cfg, key):
+        return False
+    value = p.value()
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if isinstance(value, (dict, list)) or "${" in str(value) or OmegaConf.is_interpolation(node, leaf) \
+            or OmegaConf.is_config(OmegaConf.select(node, leaf, throw_on_missing=False)):
+        return False
+    job = copy.deepcopy(cfg)
+    OmegaConf.update(job, key, value, merge=True)
+    _check_composed(job, [o for o in first if _parse([o])[0].key_or_group != key] + [override], extra_dirs)
+    return True
 
 
 def _group_of(key: str, known: dict[str, list[str]]) -> str | None:

@@ -35,7 +35,10 @@ def test_a_sweep_composes_each_swept_value_once_not_each_job(compositions):
         sorted(f"ablate={a}" for a in ablations)      # each once, plus the first job (no ablate)
     compositions.clear()
     config.check_run(["-m", "seed=0,1,2", "llm.noise=0.1,0.2", "ablate=none,tiers,arousal"])
-    assert len(compositions) == 1 + 2 + 1 + 2          # the first job, then each other value once: 6, not 18 jobs
+    assert len(compositions) == 1 + 2       # the first job, each other option; values on its copy: 3, not 18
+    compositions.clear()
+    config.check_run(["-m", "seed=range(0,50)", "scenarios=[milk_allergy]"])
+    assert len(compositions) == 1
     compositions.clear()                        # ablate=arousal chooses arousal=none, which has no r
     with pytest.raises(ConfigError, match="no such key 'arousal.r'"):
         config.check_run(["-m", "ablate=none,tiers,arousal", "arousal.r=0.3"])
@@ -52,6 +55,7 @@ def test_a_key_under_a_swept_group_composes_each_option(compositions):
     (["-m", "seed=0,1", "agent.rebalance_every=5,0"], "agent.rebalance_every: expected an integer >= 1, got 0"),
     (["-m", "ablate=none,tierz"], "did you mean 'tiers'?"),
     (["-m", "seed=0,1", "retrieval.kk=3,4"], "no such key 'retrieval.kk'"),
+    (["-m", "seed=0,1", "retrieval.candidates=8,0"], "retrieval.candidates: expected an integer >= 1, got 0"),
 ])
 def test_every_value_is_still_checked(compositions, argv, words):
     with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
