@@ -113,8 +113,12 @@ def run_checked(run_dir: Path | None) -> None:
     own writes: ``.hydra/``, the log, ``multirun.yaml``) is one line, not Hydra's stack trace.
     Hydra raises it to here with ``HYDRA_FULL_ERROR=1`` (its documented switch, set only
     while the app runs). A write that fails is an ``OutputError`` (exit 2; for a single run
-    ``run_dir`` gets ``failure.json``, see ``setup_failed``), anything else exit 1."""
+    ``run_dir`` gets ``failure.json``, see ``setup_failed``); a sweep's job that does not
+    compose (Hydra's basic sweeper composes every job before launching) exit 2; anything
+    else exit 1."""
     import os
+
+    from hydra.errors import ConfigCompositionException
 
     from .errors import OutputError
 
@@ -124,6 +128,9 @@ def run_checked(run_dir: Path | None) -> None:
         app()
     except OSError as e:
         _say(setup_failed(run_dir, e) if run_dir is not None else str(OutputError(e.filename or "?", e)))
+        sys.exit(2)
+    except ConfigCompositionException as e:   # a combination the check did not compose: Hydra's sweeper refused it
+        _say(f"a job of the sweep does not compose, so none was started: {one_line(e)}")
         sys.exit(2)
     except Exception as e:  # noqa: BLE001 - Hydra's own error: one line
         _say(f"hydra: {one_line(e)}")

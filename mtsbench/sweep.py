@@ -16,7 +16,7 @@
 - ``SweepSummary`` (a Hydra callback) locks the sweep's folder as the sweep starts (one
   writer per folder: ``mtsbench.folder_lock``; another process writing there is one line,
   exit 2), and counts the jobs and their expectations passed when the
-  sweep ends (naming each job that failed or missed an expectation: its number, overrides
+  sweep ends (naming each job that failed or did not meet an expectation: its number, overrides
   and ``failure.json`` or ``report.md``), and writes the sweep's report into its folder (``mtsbench report DIR``'s); ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
   because another process held its folder's lock: ``busy_jobs``), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
@@ -209,7 +209,7 @@ class SweepSummary(Callback):
                      f"passed" + (f" in the {len(counts)} jobs complete" if failed_jobs else ""))
         missed = [str(d) for d in complete if counts[str(d)][0] < counts[str(d)][1]]
         if missed:
-            tail += f"; expectations failed in job{'s' if len(missed) > 1 else ''} " + _named(
+            tail += f"; expectations not met in job{'s' if len(missed) > 1 else ''} " + _named(
                 missed, overrides, lambda d: f"{counts[str(d)][0]} of {counts[str(d)][1]} passed; {d / 'report.md'}")
         print(f"mtsbench: {len(jobs)} jobs done{tail}; report: {_report(root)}", file=sys.stderr)
 

@@ -117,6 +117,6 @@ def test_the_sweeps_last_line_names_the_jobs_that_failed_or_missed_an_expectatio
     SweepSummary().on_multirun_end(OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}}))
     line = capsys.readouterr().err.strip()
     assert line.startswith(f"mtsbench: 3 jobs done; 1 failed: 1 (seed=1 ablate=tiers; {sweep / '1' / 'failure.json'}); "
-                           f"4 of 5 expectations passed in the 2 jobs complete; expectations failed in job "
+                           f"4 of 5 expectations passed in the 2 jobs complete; expectations not met in job "
                            f"2 (seed=2 ablate=tiers; 3 of 4 passed; {sweep / '2' / 'report.md'}); report: "), line
     assert "\n" not in line
