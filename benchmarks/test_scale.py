@@ -131,7 +131,7 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n, workload):
     step_ms = benchmark.stats.stats.mean * 1000
     nsteps = len(dialogue.steps)
     work = agent.index.work_.minus(work0)
-    processes = agent.processes.totals.values()
+    processes = system.agent_.processes.totals.values()
     costs = [o.cost for _, o in results]
     scored = (sum(c.scored + c.arousal_scored for c in costs)
               + sum(p["scored"] + p["arousal_scored"] for p in processes))

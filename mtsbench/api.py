@@ -3,7 +3,8 @@
 ``run(overrides=[...], out=None)`` runs the configured scenarios in this process (the same
 job as ``mtsbench run``; outputs in ``out``, kept there) and returns its ``Run``; without
 ``out`` the outputs go to a temporary folder, read into the ``Run`` and removed (give ``out``
-to keep them). ``load(path)`` reads a finished run directory as a ``Run`` and a sweep
+to keep them). ``run_sweep(overrides=[...], out=None)`` (or ``run(..., multirun=True)``) runs a
+sweep as ``mtsbench run -m`` does, in a child process, and returns its ``Sweep``. ``load(path)`` reads a finished run directory as a ``Run`` and a sweep
 directory (``multirun/DATE/TIME``) as a ``Sweep``. Both give pandas DataFrames read from
 the result files only (nothing re-runs):
 
@@ -162,16 +163,20 @@ def load(path) -> Run | Sweep:
     return Sweep(path, [Run(j.dir, j.overrides) for j in jobs if j.ok], summary_table(jobs))
 
 
-def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) -> Run:
+def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None,
+        multirun: bool = False) -> Run | Sweep:
     """Run the configuration ``overrides`` give (as on the command line) and return its
     ``Run``; outputs go to ``out`` and stay there; without it they go to a temporary folder
     that is removed once the ``Run`` has read them (its ``path`` then no longer exists). ``config_dir``: a
     folder of your own configs, or a list of them, searched before the packaged ones (as
-    ``mtsbench run --config-dir DIR``: new options, and files replacing packaged ones)."""
+    ``mtsbench run --config-dir DIR``: new options, and files replacing packaged ones).
+    ``multirun=True``: the sweep the overrides describe, returned as a ``Sweep`` (``run_sweep``)."""
     from .config import compose
     from .runner import run as run_config
 
-    dirs = [] if config_dir is None else [config_dir] if isinstance(config_dir, (str, Path)) else list(config_dir)
+    if multirun:
+        return run_sweep(overrides, out, config_dir)
+    dirs = _dirs(config_dir)
     cfg, choices = compose(list(overrides), dirs)
     if out is not None:
         run_config(cfg, Path(out), choices)
@@ -179,6 +184,61 @@ def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) 
     with tempfile.TemporaryDirectory(prefix="mtsbench-run-") as folder:
         run_config(cfg, Path(folder), choices)
         return _read_all(Run(Path(folder), list(overrides)))
+
+
+def _dirs(config_dir) -> list:
+    return [] if config_dir is None else [config_dir] if isinstance(config_dir, (str, Path)) else list(config_dir)
+
+
+def run_sweep(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None) -> Sweep:
+    """Run the sweep ``overrides`` describe (as ``mtsbench run -m OVERRIDES``: ``preset=mts,flat_rag``
+    sweeps two values, ``experiment=ablation`` an experiment's sweep) and return it as a
+    ``Sweep``, its report written into its folder as at a sweep's end. The sweep runs as that
+    command in a child process (Hydra's multirun owns its process: logging, launchers, working
+    folder); ``out`` is its folder (``hydra.sweep.dir``), kept; without it a temporary folder,
+    removed once the ``Sweep`` has read every job (a job's ``path`` then no longer exists).
+
+    A configuration error raises ``ConfigError`` with the command's one line; failed jobs do
+    not raise: they are the ``Sweep.summary`` rows whose ``status`` is not ``ok``. Interrupting
+    this call (Ctrl-C, a notebook's stop) interrupts the sweep, which keeps what it did."""
+    if out is not None:
+        return load(_sweep_into(Path(out), list(overrides), _dirs(config_dir)))
+    with tempfile.TemporaryDirectory(prefix="mtsbench-sweep-") as folder:
+        done = load(_sweep_into(Path(folder) / "sweep", list(overrides), _dirs(config_dir)))
+        for job in done.jobs:
+            _read_all(job)
+        return done
+
+
+def _sweep_into(folder: Path, overrides: list[str], dirs: list) -> Path:
+    """``mtsbench run -m OVERRIDES hydra.sweep.dir=FOLDER`` in a child process; ``folder``.
+    Exit 2 raises ``ConfigError`` (its line), a signal ``KeyboardInterrupt``; 1 (a job failed)
+    and 3 (too many LLM calls failed) return: the sweep's summary says which."""
+    import signal
+    import subprocess
+    import sys
+
+    from .errors import ConfigError
+
+    folder = folder.absolute()
+    args = [a for d in dirs for a in ("--config-dir", str(Path(d).absolute()))]
+    args += [o for o in overrides if o not in ("-m", "--multirun") and not o.startswith("hydra.sweep.dir=")]
+    command = [sys.executable, "-m", "mtsbench.cli", "run", "-m", *args, f"hydra.sweep.dir={folder}"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, err = child.communicate()
+    except KeyboardInterrupt:            # stop the sweep as Ctrl-C would; it keeps what it did
+        child.send_signal(signal.SIGINT)
+        child.communicate()
+        raise
+    last = next((line for line in reversed(err.splitlines()) if line.strip()), "")
+    if child.returncode == 2:
+        raise ConfigError(last.removeprefix("mtsbench: ") or f"mtsbench run -m {' '.join(args)}: exit 2")
+    if child.returncode in (130, 143):
+        raise KeyboardInterrupt(last)
+    if child.returncode not in (0, 1, 3):
+        raise RuntimeError(f"mtsbench run -m exited {child.returncode}: {last}")
+    return folder
 
 
 def _read_all(run: Run) -> Run:

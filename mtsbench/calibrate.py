@@ -90,7 +90,7 @@ def facts(trace: pd.DataFrame) -> pd.DataFrame:
 
 def fact_matches(a: pd.DataFrame, b: pd.DataFrame, same_text: float) -> tuple[int, int]:
     """(facts of A matched by some fact of B, facts of B matching some fact of A)."""
-    from .llm.mock import text_similarity
+    from .llm.heuristics import text_similarity
 
     def match(x, y) -> bool:
         if x.scenario != y.scenario:
@@ -258,7 +258,7 @@ def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
 
 
 def calibrate_main(argv: list[str]) -> int:
-    from .cli import _fail
+    from .errors import fail as _fail
 
     parser = argparse.ArgumentParser(prog="mtsbench calibrate", description="Compare two runs of the same scenarios "
                                      "task by task (e.g. llm=mock against llm=local): attention, facts, events, "

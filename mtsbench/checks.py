@@ -34,11 +34,11 @@ from typing import Callable
 import numpy as np
 
 from .embed import Embedder
-from .llm.base import Association, Item
+from .llm.base import Item
 from .mechanisms.decay import Decay, check_decay
 from .memory.attention import DualAttention
-from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, FactHint, Hints, InferHint,
-                             StepAttentionCheck, TierCheck)
+from .scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Hints, StepAttentionCheck,
+                             TierCheck)
 from .systems.base import NO_LLM, UNSUPPORTED, Context, EventOf, Observation, Query
 
 CHECKERS: dict[str, Callable] = {}
@@ -77,29 +77,18 @@ def check_embedder(e: Embedder) -> np.ndarray:
 
 @checker("llm")
 def check_llm(llm) -> list:
-    """Every task answers with its typed result, in range, and every call is metered."""
-    from .llm.base import Fact, Impression, Known, Relation, Summary
+    """Every memory task with an example (``Task.example``) answers with its typed result, in
+    range (``Task.check``), through the backend's method of its name; every call is metered."""
+    from .llm.tasks import TASKS
 
-    hints = Hints(salience=1, facts=(FactHint("user.allergy.milk", "The user is allergic to milk", True),),
-                  infer=(InferHint("user.diet", "The user avoids dairy", 0.4, 86400.0),))
-    item = Item("A glass of milk is on the table.", "perceive", "s0", "en", hints)
     before = llm.meter.calls
-    score = llm.rate_attention(item, [Association("The user is allergic to milk", 8.0, 0.5)])
-    assert 0.0 <= score <= 10.0, "rate_attention must answer within 0..10"
-    summary = llm.summarize([item], known_facts=(Known("user.allergy.milk", "The user is allergic to milk"),),
-                            known_events=(Known("trip.paris", "A trip to Paris."),))
-    assert isinstance(summary, Summary) and all(isinstance(f, Fact) for f in summary.facts)
-    merged = llm.merge_event("A trip to Paris.", "The user is back from Paris.")
-    assert isinstance(merged, str)
-    fact = Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7)
-    rel = llm.judge_relation(fact, fact)
-    assert isinstance(rel, Relation) and 0.0 <= rel.strength <= 1.0, "judge_relation gives a Relation"
-    belief = llm.reassess_belief(fact, [fact])
-    assert 0.0 <= belief <= 1.0, "belief lies in 0..1"
-    impressions = llm.infer(item, ["The user is allergic to milk"], known=(Known("user.diet", "The user avoids dairy", 0.4),))
-    assert all(isinstance(i, Impression) and 0 <= i.belief <= 1 and i.ttl > 0 for i in impressions)
-    assert llm.meter.calls == before + 6 and llm.meter.tokens > 0, "every call must be metered"
-    return [score, summary, merged, rel, belief, impressions]
+    out = []
+    for task in (t for t in TASKS.values() if t.example is not None):
+        result = getattr(llm, task.name)(*task.example())
+        task.check(result)
+        out.append(result)
+    assert llm.meter.calls == before + len(out) and llm.meter.tokens > 0, "every call must be metered"
+    return out
 
 
 # -- a tiny seed-design memory, for the checkers of memory's parts ---------------------------

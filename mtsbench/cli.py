@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import ConfigError, Interrupted, OutputError, ReportError, exit_code, redact, signal_name, user_error
+from .errors import fail as _fail
 
 USAGE = """usage: mtsbench COMMAND [ARGS]    (mtsbench --version: the installed version)
 
@@ -32,15 +33,11 @@ commands:
   generate [--days N ...] [--out FILE|DIR]
                               write a long-horizon scenario generated from a seed
   report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
+  report A B [C...] --out OUT several runs or sweeps side by side, with a leaderboard across them
   evaluate DIR                recompute a finished run's (or sweep's) metrics from its results.parquet
   import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)
   completion bash             the tab-completion script: eval "$(mtsbench -sc install=bash)" in ~/.bashrc
   calibrate A B [--out DIR]   compare two runs task by task (e.g. llm=mock against llm=local)"""
-
-
-def _fail(message: str, code: int = 2) -> int:
-    print(f"mtsbench: {redact(message)}", file=sys.stderr)
-    return code
 
 
 def run_main(argv: list[str]) -> int:
@@ -94,7 +91,7 @@ def _run_main(argv: list[str]) -> int:
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
 
-        return completion_main(argv)
+        return completion_main(argv, list(COMMANDS))
 
     try:   # every job's config checked before Hydra launches anything
         argv = _resume(argv)
@@ -315,19 +312,31 @@ def _check(ns: argparse.Namespace, out: Path) -> int:
 
 
 def report_main(argv: list[str]) -> int:
-    from .report.aggregate import describe, write
+    """``mtsbench report DIR [--out OUT]``; ``mtsbench report A B [C...] --out OUT``: several
+    runs or sweeps side by side, with a leaderboard across them (``report.sources``)."""
+    from .report.aggregate import describe, write, write_many
 
     parser = argparse.ArgumentParser(prog="mtsbench report", description="summary.csv, figures and report.md of "
-                                     "a run directory or a sweep directory (multirun/DATE/TIME).")
-    parser.add_argument("dir")
-    parser.add_argument("--out", help="write the report here (default: DIR itself)")
+                                     "a run directory or a sweep directory (multirun/DATE/TIME); of several, side "
+                                     "by side with a leaderboard across them (--out needed then).")
+    parser.add_argument("dirs", nargs="+", metavar="DIR")
+    parser.add_argument("--out", help="write the report here (default: DIR itself, for one DIR)")
     ns = parser.parse_args(argv)
+    if len(ns.dirs) > 1 and not ns.out:
+        return _fail(f"report {' '.join(ns.dirs)}: several runs or sweeps need --out OUT, the folder for the "
+                     f"report comparing them (none of theirs is written to)")
+    if len(ns.dirs) > 1 and any(Path(d).resolve() == Path(ns.out).resolve() for d in ns.dirs):
+        return _fail(f"report --out {ns.out}: is one of the runs or sweeps compared; expected another folder "
+                     f"(their own reports stay as they are)")
     try:
-        path = write(Path(ns.dir), Path(ns.out) if ns.out else None)
+        if len(ns.dirs) > 1:
+            path = write_many([Path(d) for d in ns.dirs], Path(ns.out))
+        else:
+            path = write(Path(ns.dirs[0]), Path(ns.out) if ns.out else None)
     except ReportError as e:
         return _fail(str(e))
     except OSError as e:       # an unwritable --out, a full disk
-        return _fail(str(OutputError(getattr(e, "filename", None) or ns.out or ns.dir, e)))
+        return _fail(str(OutputError(getattr(e, "filename", None) or ns.out or ns.dirs[0], e)))
     print(describe(path))
     return 0
 
@@ -405,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     if name in ("completion", "-sc", "--shell-completion") or name.startswith("--shell-completion="):
         from .completion import completion_main   # tab completion: eval "$(mtsbench -sc install=bash)"
 
-        return completion_main(rest if name == "completion" else argv)
+        return completion_main(rest if name == "completion" else argv, list(COMMANDS))
     if name not in COMMANDS:
         hint = difflib.get_close_matches(name, list(COMMANDS), n=1)
         return _fail(f"unknown command '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "") +

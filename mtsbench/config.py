@@ -6,13 +6,15 @@ Every composed job config is checked before anything runs (``compose``, ``check_
   syntax error, a comma list without ``-m``) is one line naming the override, with a
   did-you-mean or the keys the node has, instead of Hydra's multi-line dump;
 - ``+KEY=VALUE`` (adding a key) is accepted for ``hydra.*`` keys, for config groups
-  (``+GROUP=OPTION``) and for a key that ``mtsbench.config_rules`` has a rule for, under a
+  (``+GROUP=OPTION``) and for a parameter a component declares (``mtsbench.params``), under a
   node that exists (it holds other keys) and accepts it (its ``_target_``, if any, takes a
   parameter of that name): ``retrieval._target_=mtsbench.memory.scoring.WeightedMinMax
   +retrieval.recency_weight=0.5``. Anything else (``+foo=1``, ``+retrieval.recency_weight=0.5``
   with the default retrieval class) no component would read: refused. A key that exists is
   set without ``+`` (``++KEY`` sets or adds, under the same rule);
-- every value is checked against its key's rule (``mtsbench.config_rules.validate``);
+- every value is checked against its component's declared parameters
+  (``mtsbench.config_rules.validate``, ``mtsbench.params``); a value from a user's option
+  file (``--config-dir``) names that file;
 - ``scenarios=NAME`` (no brackets) means the one scenario NAME: ``scenarios`` is always a
   list after ``compose`` (``scenario_list``);
 - a sweep (``check_run``): every value of every swept key is composed once, with Hydra's
@@ -47,12 +49,14 @@ import functools
 import itertools
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from .errors import ConfigError
+from .params import Count, declared
 from .resources import CONFIG_DIR
 
 
@@ -309,7 +313,7 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), k
     except ConfigError:
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
-        raise _composition_error(e, overrides, extra_dirs) from None
+        raise (_yaml_error(e) or _composition_error(e, overrides, extra_dirs)) from None
     return _check_composed(cfg, overrides, extra_dirs, keep)
 
 
@@ -329,8 +333,40 @@ def _check_composed(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[
 
         checked = copy.deepcopy(cfg)
     normalise(checked)
-    config_rules.validate(checked, overrides)
+    config_rules.validate(checked, overrides, option_files(cfg, extra_dirs))
     return cfg
+
+
+def option_files(cfg: DictConfig, extra_dirs: Sequence[str | Path]) -> dict[str, str]:
+    """Top-level node -> the file in a user's config folder (``--config-dir``) it came from:
+    the chosen option of its group (``DIR/GROUP/OPTION.yaml``), or for the other nodes a
+    folder's ``config.yaml`` that replaced the packaged one; named in a one-line error."""
+    dirs = [Path(d) for d in user_dirs(extra_dirs)]
+    if not dirs:
+        return {}
+    choices = choices_of(cfg.hydra.runtime.choices) if OmegaConf.select(cfg, "hydra.runtime.choices") else {}
+    out = {}
+    for group, option in choices.items():
+        found = next((d / group / f"{option}.yaml" for d in dirs if (d / group / f"{option}.yaml").is_file()), None)
+        if found is not None and "/" not in group:
+            out[group] = str(found)
+    primary = next((d / "config.yaml" for d in dirs if (d / "config.yaml").is_file()), None)
+    if primary is not None:
+        out.update({str(k): str(primary) for k in cfg.keys() if str(k) not in choices and str(k) != "hydra"})
+    return out
+
+
+def _yaml_error(e: Exception) -> ConfigError | None:
+    """One line naming the file, line and column of a config file that is not YAML (a tab,
+    an unclosed quote), from PyYAML's error; None for any other error."""
+    import yaml
+
+    mark = getattr(e, "problem_mark", None)
+    if not isinstance(e, yaml.MarkedYAMLError) or mark is None:
+        return None
+    context = f" ({e.context})" if e.context else ""
+    return ConfigError(f"{mark.name}: line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
+                       f"{' '.join(str(e.problem).split())}{context}")
 
 
 REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}
@@ -446,15 +482,15 @@ def _added_key(override: str, extra_dirs: Sequence[str | Path]) -> str | None:
 
 
 def _check_additions(overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
-    from . import config_rules
+    from . import config_check
 
     for o in overrides:
         key = _added_key(o, extra_dirs)
-        if key is not None and not config_rules.known(key):
-            close = difflib.get_close_matches(key, list(config_rules.RULES), n=1)
+        if key is not None and not config_check.known(key):
+            close = difflib.get_close_matches(key, config_check.known_keys(), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise ConfigError(f"override '{o}': cannot add '{key}': no component reads it ('+' adds only a "
-                              f"key mtsbench.config_rules knows, under an existing node; to set an existing "
+                              f"parameter a component declares, under an existing node; to set an existing "
                               f"key, drop the '+'){tip}")
 
 
@@ -614,6 +650,14 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
 DEFAULT_MAX_JOBS = 10000      # sweep.max_jobs when the config has none (a --config-dir config.yaml of its own)
 
 
+@declared(node="sweep")
+@dataclass(frozen=True)
+class SweepOptions:
+    """The ``sweep`` node: a sweep of more jobs than ``max_jobs`` is refused before it starts."""
+
+    max_jobs: Count = DEFAULT_MAX_JOBS
+
+
 def _check_sweep_size(cfg: DictConfig, sizes: dict[str, int]) -> None:
     """``ConfigError`` (one line) for a sweep of more jobs than ``sweep.max_jobs``."""
     jobs = math.prod(sizes.values())
@@ -679,8 +723,8 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     by composing every value of every swept key once, the other keys at their first value
     (Hydra's compose API, each composition checked as ``compose`` checks one): the usual
     one line names what is wrong, before any job starts. A value of a key (``seed=3``) is
-    checked on the first job's config with that value set (``_value_checked``). Two or more swept groups with at
-    most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
+    checked on the first job's config with that value set (``_value_checked``). Two or
+    more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
     across nodes: ``system=bm25`` with ``retrieval=hybrid``). A sweep of N values of one
     key costs N compositions, not one per job."""
     known = groups(extra_dirs)

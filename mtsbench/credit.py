@@ -26,7 +26,7 @@ provenance alone stays in ``prov_recall@k`` so older results remain comparable.
 from __future__ import annotations
 
 from .answer import tokens
-from .llm.mock import FUNCTION_WORDS
+from .llm.heuristics import FUNCTION_WORDS
 
 EARNED_SHARE = 0.5
 

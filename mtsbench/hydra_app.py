@@ -171,9 +171,9 @@ def _failure_warning(overall: dict | None) -> str | None:
     """The warning line when the run's share of failed LLM calls is above its limit."""
     if not overall or not overall.get("llm_failure_rate_exceeded"):
         return None
-    return (f"warning: {overall['llm_failures']} of {overall['llm_calls']} LLM calls failed "
-            f"({overall['llm_failure_rate']:.1%}), above llm.max_failure_rate={overall['llm_max_failure_rate']:g}; "
-            f"the results are not to be trusted")
+    from .outputs import failure_line
+
+    return f"warning: {failure_line(overall)}; the results are not to be trusted (summary.json: status unreliable)"
 
 
 def _finished(cfg: DictConfig, frame, out: Path) -> None:

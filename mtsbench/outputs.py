@@ -138,7 +138,21 @@ def write_run(out_dir: Path, runs: list, meta: dict) -> pd.DataFrame:
     writer = RunWriter(out_dir, meta, [run.scenario.id for run in runs])
     for run in runs:
         writer.add(run)
-    return writer.finish("complete")
+    return finish_run(writer, "complete")
+
+
+def finish_run(writer, status: str, stopped: dict | None = None) -> pd.DataFrame | None:
+    """End a streamed run (``RunWriter.finish``) and compute its metrics, report and summary
+    from what it wrote (``evaluate_dir``); returns the metrics table, None if a write had
+    failed before. An evaluation that raises marks the run as a failed write would."""
+    scenarios = writer.finish(status, stopped)
+    if scenarios is None:
+        return None
+    try:
+        return evaluate_dir(writer.out_dir, scenarios)
+    except BaseException as e:
+        writer.fail(status, stopped, e)
+        raise
 
 
 LLM_ROW = "llm"      # the check of metrics.csv's LLM accounting rows
@@ -239,7 +253,7 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
         overall["attention"] = labelled
     cost = {"overall": copy.deepcopy(costs[alone]) if alone is not None else
             cost_block(records, overall["processes"], totals), "scenarios": costs}
-    summary = {**run_status(meta), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
+    summary = {**run_status(meta, overall), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
                "choices": meta.get("choices", {})}
     try:
         write_report(out_dir, frame, summary)
@@ -249,16 +263,36 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     return frame
 
 
-def run_status(meta: dict) -> dict:
-    """``status`` (complete, interrupted, failed; running while a run streams), the scenarios
-    planned and done, and why it stopped (``stopped``), from a results file's metadata (a
-    file written before statuses existed is complete)."""
+def run_status(meta: dict, overall: dict | None = None) -> dict:
+    """``status`` (complete, interrupted, failed; running while a run streams; unreliable), the
+    scenarios planned and done, and why it stopped (``stopped``), from a results file's metadata
+    (a file written before statuses existed is complete). A complete run whose share of failed
+    LLM calls is above ``llm.max_failure_rate`` (``overall["llm_failure_rate_exceeded"]``) is
+    ``unreliable``, and ``unreliable`` says why: a script reading summary.json alone cannot
+    take it for a trustworthy run.
+
+    >>> run_status({"scenarios": ["a"]})["status"]
+    'complete'
+    >>> s = run_status({"scenarios": ["a"]}, {"llm_failure_rate_exceeded": True, "llm_failures": 3,
+    ...                "llm_calls": 20, "llm_failure_rate": 0.15, "llm_max_failure_rate": 0.05})
+    >>> s["status"], s["unreliable"]
+    ('unreliable', '3 of 20 LLM calls failed (15.0%), above llm.max_failure_rate=0.05')
+    """
     done = list(meta.get("scenarios_done", meta["scenarios"]))
     status = {"status": meta.get("status", "complete"), "scenarios_done": done,
               "scenarios_planned": list(meta.get("scenarios_planned", done))}
     if meta.get("stopped"):
         status["stopped"] = meta["stopped"]
+    if status["status"] == "complete" and overall and overall.get("llm_failure_rate_exceeded"):
+        status["status"] = "unreliable"
+        status["unreliable"] = failure_line(overall)
     return status
+
+
+def failure_line(overall: dict) -> str:
+    """Why a run is unreliable, in words: its failed LLM calls against ``llm.max_failure_rate``."""
+    return (f"{overall['llm_failures']} of {overall['llm_calls']} LLM calls failed "
+            f"({overall['llm_failure_rate']:.1%}), above llm.max_failure_rate={overall['llm_max_failure_rate']:g}")
 
 
 def evaluate_runs(folder: Path) -> list[Path]:

@@ -94,8 +94,9 @@ def write_manifest(sweep_dir: Path, jobs: list[tuple[int, list[str]]]) -> None:
 
 
 def job_complete(job_dir: Path) -> bool:
-    """Did the job in ``job_dir`` finish (``summary.json`` with status complete, no failure)?"""
-    return job_status(Path(job_dir)) == "ok"
+    """Did the job in ``job_dir`` finish (``summary.json`` with status complete or unreliable, no
+    failure)? An unreliable job is not re-run by ``--resume``: the same calls would fail again."""
+    return job_status(Path(job_dir)) in ("ok", "unreliable")
 
 
 def _expectations(job_dir: Path) -> tuple[int, int]:
@@ -195,7 +196,7 @@ class SweepSummary(Callback):
         release(root)
         busy = {str(Path(d).absolute()) for d in busy_jobs}
         jobs = sorted((d for d in root.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
-        failed_jobs[:] = [str(d) for d in jobs if job_status(d) != "ok" or str(d.absolute()) in busy]
+        failed_jobs[:] = [str(d) for d in jobs if not job_complete(d) or str(d.absolute()) in busy]
         warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and _too_many_failures(d)]
         overrides = _manifest(root)
         tail = f"; {len(failed_jobs)} failed: " + _named(failed_jobs, overrides, _why_failed) if failed_jobs else ""

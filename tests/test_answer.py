@@ -7,7 +7,7 @@ import pytest
 
 from mtsbench.answer import Answering, answer_step, context_proxy, score_probe, token_f1, tokens
 from mtsbench.errors import ConfigError
-from mtsbench.llm import prompts
+from mtsbench.llm.tasks import REGISTRY
 from mtsbench.llm.base import Meter
 from mtsbench.llm.mock import MockLLM
 from mtsbench.llm.openai_backend import OpenAILLM
@@ -97,7 +97,7 @@ def test_the_answer_and_judge_tasks_through_a_server():
         assert [task_of(body) for _, body in server.requests] == ["answer", "judge_answer"]
         assert "记忆：\n- Kim's cat is called Vessa." in server.requests[0][1]["messages"][-1]["content"]
         assert set(llm.meter.by_task) == {"answer", "judge_answer"}
-    assert "Gold reply: Vessa" in prompts.judge_answer_prompt("q", "Vessa", "a cat")
+    assert "Gold reply: Vessa" in REGISTRY["judge_answer"].prompt("q", "Vessa", "a cat")
 
 
 def _with_answers(monkeypatch, answer="a sore throat"):

@@ -54,3 +54,29 @@ def test_the_notebook_example_runs(tmp_path):
                        text=True, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "pass rate 1.0" in r.stdout and "total cost per turn" in r.stdout
+
+
+def test_sweep_runs_a_sweep_and_returns_it(tmp_path):
+    """``mtsbench.run_sweep`` (issue 29: ``mtsbench.run`` could not run a sweep): the sweep runs as
+    ``mtsbench run -m`` would, its report is written, and it comes back as a ``Sweep``."""
+    sweep = mtsbench.run_sweep(["preset=mts,flat_rag", "scenarios=[milk_allergy]"], out=tmp_path / "s")
+    assert isinstance(sweep, mtsbench.Sweep) and sweep.path == tmp_path / "s"
+    assert list(sweep.summary["config"]) == ["preset=mts", "preset=flat_rag"]
+    assert list(sweep.summary["status"]) == ["ok", "ok"]
+    assert set(sweep.probes["preset"]) == {"mts", "flat_rag"}
+    assert (tmp_path / "s" / "report.md").is_file() and (tmp_path / "s" / "multirun.yaml").is_file()
+
+
+def test_run_with_multirun_keeps_nothing_without_out_and_bad_overrides_are_one_line(tmp_path):
+    import tempfile
+
+    from mtsbench.errors import ConfigError
+
+    before = set(Path(tempfile.gettempdir()).glob("mtsbench-sweep-*"))
+    sweep = mtsbench.run(["seed=0,1", "scenarios=[milk_allergy]"], multirun=True)
+    assert isinstance(sweep, mtsbench.Sweep) and len(sweep.jobs) == 2
+    assert not sweep.path.exists() and set(Path(tempfile.gettempdir()).glob("mtsbench-sweep-*")) == before
+    assert len(sweep.expectations) == 10 and set(sweep.probes["seed"]) == {"0", "1"}   # read before removal
+    with pytest.raises(ConfigError) as caught:
+        mtsbench.run_sweep(["presett=mts,flat_rag"], out=tmp_path / "bad")
+    assert "\n" not in str(caught.value) and "presett" in str(caught.value), caught.value

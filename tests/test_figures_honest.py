@@ -8,23 +8,12 @@ from types import SimpleNamespace as NS
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from mtsbench.report import plots, timeplots  # noqa: E402
 from mtsbench.report.seeds import Config  # noqa: E402
-
-
-@pytest.fixture
-def drawn(monkeypatch):
-    """The figures the plot functions save (kept instead of closed)."""
-    figures = []
-    monkeypatch.setattr(plt, "close", lambda fig=None: figures.append(fig))
-    yield figures
-    monkeypatch.undo()
-    plt.close("all")
 
 
 def _summary(recall, scored, lo=None, hi=None, configs=None):

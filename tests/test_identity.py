@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from mtsbench.llm.base import EventTag, Fact, Impression, Item
-from mtsbench.llm.mock import MockLLM, fact_relation, same_event, text_similarity
+from mtsbench.llm.heuristics import fact_relation, same_event, text_similarity
+from mtsbench.llm.mock import MockLLM
 from mtsbench.llm.tasks import TASKS, keyless
 from mtsbench.scenario.model import Hints
 

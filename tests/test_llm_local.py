@@ -12,6 +12,7 @@ GGUF in them.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 import signal
@@ -24,14 +25,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mtsbench.errors import LLMError
-from mtsbench.llm import local
+from mtsbench.errors import ConfigError, LLMError
+from mtsbench.llm.local import model as local_model
+from mtsbench.llm.local import server as local_server
 from mtsbench.llm.base import Association, Fact, Item
 from mtsbench.llm.local import LocalLLM, Packaged, Server, assemble
 from mtsbench.llm.testing import FakeOpenAI
 
-RUNTIME = local.importlib.util.find_spec(local.RUNTIME) is not None
-needs_runtime = pytest.mark.skipif(not RUNTIME, reason=f"optional: {local.RUNTIME} (pip install 'mtsbench[local]')")
+RUNTIME = importlib.util.find_spec(local_server.RUNTIME) is not None
+needs_runtime = pytest.mark.skipif(not RUNTIME, reason=f"optional: {local_server.RUNTIME} (pip install 'mtsbench[local]')")
 
 
 def real_model() -> Path | None:
@@ -74,7 +76,7 @@ def chunked(tmp_path, monkeypatch):
         parts.append((f"fake_model_part{i}", f"data/part{i:02d}.bin"))
     monkeypatch.syspath_prepend(str(site))
     spec = Packaged("fake.gguf", sum(map(len, blobs)), "", tuple(parts), "mtsbench[local]")
-    monkeypatch.setitem(local.PACKAGED, "fake", spec)
+    monkeypatch.setitem(local_model.PACKAGED, "fake", spec)
     return b"".join(blobs), site
 
 
@@ -91,10 +93,10 @@ def test_the_packaged_model_is_joined_once_into_the_cache(chunked, tmp_path):
 
 def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("MTSBENCH_CACHE", str(tmp_path / "c"))
-    assert local.cache_dir() == tmp_path / "c" and local.cache_dir(str(tmp_path / "d")) == tmp_path / "d"
+    assert local_model.cache_dir() == tmp_path / "c" and local_model.cache_dir(str(tmp_path / "d")) == tmp_path / "d"
     monkeypatch.delenv("MTSBENCH_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
-    assert local.cache_dir() == tmp_path / "x" / "mtsbench"
+    assert local_model.cache_dir() == tmp_path / "x" / "mtsbench"
 
 
 def test_a_missing_part_or_model_is_one_line(chunked, tmp_path):
@@ -114,7 +116,7 @@ def test_a_missing_part_or_model_is_one_line(chunked, tmp_path):
 def test_a_missing_runtime_is_one_line(monkeypatch, tmp_path):
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    monkeypatch.setattr(local, "RUNTIME", "no_such_runtime_module")
+    monkeypatch.setattr(local_server, "RUNTIME", "no_such_runtime_module")
     with pytest.raises(LLMError, match=r"runtime no_such_runtime_module is not installed \(pip install "
                                        r"'mtsbench\[local\]'\)"):
         LocalLLM(model_path=str(gguf)).summarize([Item("hello", "say", "s0")])
@@ -123,8 +125,10 @@ def test_a_missing_runtime_is_one_line(monkeypatch, tmp_path):
 def test_bad_launch_settings_are_one_line(tmp_path):
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    with pytest.raises(LLMError, match="llm.threads must be an integer >= 1, got 0"):
-        LocalLLM(model_path=str(gguf), threads=0).infer(Item("x", "say", "s0"), [])
+    with pytest.raises(ConfigError, match=r"^threads: expected an integer from 1 to 1024, got 0$"):
+        LocalLLM(model_path=str(gguf), threads=0)         # refused where it is built, not at the first call
+    with pytest.raises(ConfigError, match=r"^ctx_size: expected an integer >= 256, got 8$"):
+        LocalLLM(model_path=str(gguf), ctx_size=8)
 
 
 # -- the requests: the task's schema enforced, temperature 0, the seed ---------------------------
@@ -132,14 +136,14 @@ def test_every_task_goes_to_the_openai_backend_with_its_schema_at_temperature_ze
     cassette = tmp_path / "c.jsonl"
     with FakeOpenAI() as server:
         llm = LocalLLM(server_url=server.url, seed=7, record=str(cassette))
-        assert llm.requires == () and LocalLLM().requires == (local.RUNTIME,)
+        assert llm.requires == () and LocalLLM().requires == (local_server.RUNTIME,)
         score = llm.rate_attention(Item("Milk on the table", "perceive", "s1"), [Association("Allergic", 8.0, 0.5)])
         assert 0 <= score <= 10 and llm.meter.calls == 1
         bodies = [body for _, body in server.requests]
     assert [b["response_format"]["type"] for b in bodies] == ["json_schema"]
     assert bodies[0]["temperature"] == 0.0 and bodies[0]["seed"] == 7 and bodies[0]["max_tokens"] == 512
     line = json.loads(cassette.read_text().splitlines()[0])
-    assert line["model"] == local.DEFAULT_MODEL and line["task"] == "rate_attention"   # replayable: llm=replay
+    assert line["model"] == local_model.DEFAULT_MODEL and line["task"] == "rate_attention"   # replayable: llm=replay
 
 
 def test_a_copy_leaves_the_client_out_and_only_chat_tasks_are_forwarded():
@@ -176,14 +180,15 @@ def test_the_server_starts_answers_within_the_schema_and_stops(request, model):
         score = llm.rate_attention(Item("A glass of milk is on the table.", "perceive", "s0"),
                                    [Association("The user is allergic to milk", 8.0, 0.5)])
         assert 0 <= score <= 10 and llm.meter.by_task["rate_attention"]["failures"] == 0
-        server = local._SERVERS[llm.server_key_]
+        server = local_server._SERVERS[llm.server_key_]
         assert server.alive and server.url.startswith("http://127.0.0.1:") and server.load_seconds > 0
-    assert not server.alive and local._SERVERS == {}
+    assert not server.alive and local_server._SERVERS == {}
 
 
 SCRIPT = """
 import sys, time
-from mtsbench.llm.local import LocalLLM, _SERVERS
+from mtsbench.llm.local import LocalLLM
+from mtsbench.llm.local.server import _SERVERS
 llm = LocalLLM(model_path=sys.argv[1], threads=1)
 llm._chat()
 server = next(iter(_SERVERS.values()))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mtsbench.llm import prompts
 from mtsbench.llm.base import LLM, Association, EventTag, Fact, Impression, Item, Relation, Summary, estimate_tokens
 from mtsbench.llm.mock import MockLLM, call_inputs
-from mtsbench.llm.tasks import TASKS, AnswerError, extract_json, validate
+from mtsbench.llm.tasks import REGISTRY, TASKS, AnswerError, extract_json, validate
 from mtsbench.scenario.model import Hints
 from mtsbench.seeding import generator
 from mtsbench.units import DAY
@@ -132,15 +132,20 @@ def test_every_task_has_an_english_and_a_chinese_prompt():
     fact = Fact("user.drink", "tea", "The user drinks tea", 0.7)
     for language in ("en", "zh"):
         item = Item("桌上有一杯牛奶。" if language == "zh" else "Milk is on the table.", "perceive", "s", language)
-        rendered = [prompts.rate_attention_prompt(item, []), prompts.summarize_prompt([item]),
-                    prompts.merge_event_prompt("A", "B", language), prompts.judge_relation_prompt(fact, fact, language),
-                    prompts.reassess_belief_prompt(fact, [fact], language), prompts.infer_prompt(item, []),
+        rendered = [REGISTRY["rate_attention"].prompt(item, []), REGISTRY["summarize"].prompt([item]),
+                    REGISTRY["merge_event"].prompt("A", "B", language),
+                    REGISTRY["judge_relation"].prompt(fact, fact, language),
+                    REGISTRY["reassess_belief"].prompt(fact, [fact], language), REGISTRY["infer"].prompt(item, []),
+                    REGISTRY["same_event"].prompt(EventTag("trip", "A"), EventTag("", "B"), language),
+                    REGISTRY["answer"].prompt("Q?", ["A"], language),
+                    REGISTRY["judge_answer"].prompt("Q?", "A", "B", language),
                     prompts.system_prompt(language),
                     prompts.repair_prompt("score: 11 is above the maximum 10", language)]
         for text in rendered:
             cjk = sum(1 for c in text if "\u4e00" <= c <= "\u9fff")
             assert (cjk > 5) == (language == "zh"), text[:80]
-    assert prompts.merge_event_prompt("A", "B", "fr") == prompts.merge_event_prompt("A", "B", "en")
+    assert REGISTRY["merge_event"].prompt("A", "B", "fr") == REGISTRY["merge_event"].prompt("A", "B", "en")
+    assert all(set(t.templates) == set(prompts.LANGUAGES) for t in REGISTRY.values())
 
 
 # -- the mock ---------------------------------------------------------------------------
@@ -219,7 +224,7 @@ def test_mock_meters_every_task_with_prompt_and_answer_tokens():
     item = Item("Milk is on the table.", "perceive", "m", "en", Hints(salience=1))
     m = MockLLM()
     m.rate_attention(item, [])
-    assert m.meter.snapshot() == (1, estimate_tokens(prompts.rate_attention_prompt(item, []))
+    assert m.meter.snapshot() == (1, estimate_tokens(REGISTRY["rate_attention"].prompt(item, []))
                                   + estimate_tokens('{"score": 1.0}'))
     assert m.meter.totals() == {"calls": 1, "tokens": m.meter.tokens, "prompt_tokens": m.meter.prompt_tokens,
                                 "completion_tokens": m.meter.completion_tokens, "retries": 0, "failures": 0}

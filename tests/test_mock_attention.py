@@ -11,7 +11,8 @@ from mtsbench.config import compose
 from mtsbench.embed.hashing import Hashing
 from mtsbench.llm.base import Association, Item
 from mtsbench.llm.chance import CHANCE_TEXTS
-from mtsbench.llm.mock import MockLLM, personalised_score, relative_relevance
+from mtsbench.llm.heuristics import personalised_score, relative_relevance
+from mtsbench.llm.mock import MockLLM
 from mtsbench.scenario.model import Hints
 from mtsbench.runner import run
 from mtsbench.scenario.loader import load_scenario

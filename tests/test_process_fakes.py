@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from mtsbench.embed.hashing import Hashing
-from mtsbench.llm import prompts
+from mtsbench.llm.tasks import REGISTRY
 from mtsbench.llm.base import EventTag, Fact, Impression, Item, Known
 from mtsbench.llm.mock import MockLLM
 from mtsbench.mechanisms.accumulate import Max, NoisyOr
@@ -350,7 +350,7 @@ def test_summarize_is_shown_the_keys_and_categories_of_similar_memories():
     facts, events = llm.shown[-1]
     assert facts == (Known("user.skill.chess", "The user plays chess on Sundays."),)   # distinct, best first
     assert events == (Known("course.chess", "Signed up for a chess course."),)
-    assert "- user.skill.chess: The user plays chess on Sundays." in prompts.summarize_prompt([], facts, events)
+    assert "- user.skill.chess: The user plays chess on Sundays." in REGISTRY["summarize"].prompt([], facts, events)
     s2 = Summarizer(every=1, known_keys=0)
     s2.add(turn("s2", "Chess again."), 0.0)
     s2.flush(m, llm, FakePerceive(m), Ema())

@@ -19,6 +19,7 @@ Scenarios are read as raw YAML (the loader's model is not needed to find strings
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import pytest
 import yaml
 
 from mtsbench.llm import prompts
+from mtsbench.llm.tasks import REGISTRY
 from mtsbench.scenario.generate import GenerateSpec, render
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
@@ -73,7 +75,9 @@ def forbidden() -> dict[str, frozenset[str]]:
 
 
 def prompt_texts() -> dict[str, str]:
-    """Every prompt template: each upper-case table of ``llm.prompts``, per language (nested tables flattened)."""
+    """Every prompt template: each task's templates (under its name in upper case), and each
+    other upper-case table of ``llm.prompts`` and of the tasks' modules, per language (nested
+    tables flattened)."""
     out = {}
 
     def flatten(where: str, value) -> None:
@@ -83,9 +87,13 @@ def prompt_texts() -> dict[str, str]:
             for k, v in value.items():
                 flatten(f"{where}.{k}", v)
 
-    for name in dir(prompts):
-        if name.isupper() and isinstance(getattr(prompts, name), dict):
-            flatten(name, getattr(prompts, name))
+    for module in [prompts] + [sys.modules[t.call.__module__] for t in REGISTRY.values()]:
+        for name in dir(module):
+            table = getattr(module, name)
+            if name.isupper() and name != "TEMPLATES" and isinstance(table, dict) and set(table) <= {"en", "zh"}:
+                flatten(name, table)
+    for task in REGISTRY.values():
+        flatten(task.name.upper(), dict(task.templates))
     return out
 
 

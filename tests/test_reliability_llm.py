@@ -110,7 +110,12 @@ def test_cli_counts_add_up_and_too_many_failures_exit_3(cli, tmp_path):
     assert len(warning) == 1 and warning[0].startswith("mtsbench: warning:") and "Traceback" not in r.stderr
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     overall = summary["overall"]
-    assert overall["llm_failures"] > 0 and overall["llm_failure_rate_exceeded"] and summary["status"] == "complete"
+    assert overall["llm_failures"] > 0 and overall["llm_failure_rate_exceeded"]
+    # issue 27, item 7: summary.json alone says the run is not to be trusted, and the report at its top
+    assert summary["status"] == "unreliable" and summary["unreliable"].endswith("above llm.max_failure_rate=0.05")
+    assert summary["unreliable"].startswith(f"{overall['llm_failures']} of {overall['llm_calls']} LLM calls failed")
+    report = (tmp_path / "run" / "report.md").read_text().splitlines()
+    assert report[2].startswith("**Unreliable run**: " + summary["unreliable"])
     metrics = pd.read_csv(tmp_path / "run" / "metrics.csv")
     llm = metrics[metrics["check"] == "llm"]
     for column, key in (("llm_calls", "llm_calls"), ("tokens", "tokens"), ("llm_retries", "llm_retries"),
@@ -119,6 +124,26 @@ def test_cli_counts_add_up_and_too_many_failures_exit_3(cli, tmp_path):
     infer = llm[llm["step"] == "infer"]                         # the background process on its own row
     assert infer["kind"].tolist() == ["process"] and infer["llm_failures"].sum() == overall["llm_failures"]
     assert infer["llm_failures"].sum() == overall["processes"]["infer"]["failures"]
+
+
+def test_a_sweep_names_its_unreliable_job_and_resume_does_not_rerun_it(cli, tmp_path):
+    """Issue 27, item 7, in a sweep: the job above its limit is unreliable (not ok, not re-run),
+    named at the top of the sweep's report; the job with a higher limit is an ordinary result."""
+    sweep = tmp_path / "sweep"
+    with FakeOpenAI(answer=_half_fail) as server:
+        r = cli("run", "-m", "scenarios=[cold_then_fever]", "llm=openai", f"llm.base_url={server.url}",
+                "llm.model=fake", "llm.on_failure=skip", "llm.max_retries=0", "llm.max_failure_rate=0.05,1",
+                f"hydra.sweep.dir={sweep}")
+    assert "Traceback" not in r.stderr
+    assert [json.loads((sweep / j / "summary.json").read_text())["status"] for j in "01"] == ["unreliable", "complete"]
+    r = cli("report", str(sweep), "--out", str(tmp_path / "report"))
+    assert r.returncode == 0, r.stderr
+    top = (tmp_path / "report" / "report.md").read_text().split("## Summary")[0]
+    assert "**1 job(s) unreliable**" in top and "job 0: unreliable: " in top
+    table = pd.read_csv(tmp_path / "report" / "summary.csv")
+    assert table.set_index("job")["status"].to_dict() == {0: "unreliable", 1: "ok"}
+    r = cli("run", "-m", "--resume", str(sweep))
+    assert "resuming: 2 complete, 0 to run" in r.stderr, r.stderr
 
 
 def test_a_higher_limit_lets_the_same_run_pass(cli, tmp_path):

@@ -58,8 +58,8 @@ def test_labels_do_not_overlap_each_other_or_the_axes_edge():
     ax.scatter(xs, ys)
     ax.set_xlim(0, 6)
     ax.set_ylim(0, 1)
-    placed, fit = place(ax, list(zip(xs, ys)), [f"config number {i}" for i in range(len(xs))])
-    assert fit
+    placed = place(ax, list(zip(xs, ys)), [f"config number {i}" for i in range(len(xs))])
+    assert placed is not None
     boxes = _boxes(fig, placed)
     assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
     frame = ax.get_window_extent(fig.canvas.get_renderer())

@@ -165,7 +165,7 @@ import mtsbench.sweep as sweep
 seen = []
 manifest = sweep.write_manifest
 def launching(*args, **kwargs):     # the jobs are about to start: what has this process imported?
-    seen.extend(["launching", *(m for m in ("pandas", "pydantic", "mtsbench.runner") if m in sys.modules)])
+    seen.extend(["launching", *(m for m in ("pandas", "mtsbench.runner") if m in sys.modules)])
     return manifest(*args, **kwargs)
 sweep.write_manifest = launching
 from mtsbench.cli import main

@@ -1,19 +1,11 @@
-"""Typed LLM tasks, their result types, and the meter that counts every call.
+"""The LLM protocol, the result types of its tasks, and the meter that counts every call.
 
-A backend implements each task method; the agent never sends free-form prompts. The
-tasks (DESIGN §1, §2):
-
-- ``rate_attention(item, associated) -> float``: attention 0..10 of a perceived item in
-  the light of its associated memories.
-- ``summarize(turns) -> Summary``: a summary of dialogue turns, the facts about the user
-  they state and the major events they tag.
-- ``merge_event(event_text, new_text, language) -> str``: an event's summary with a new
-  development merged in, keeping the storyline.
-- ``judge_relation(new, old, language) -> Relation``: same / contradicts / unrelated,
-  with a strength 0..1.
-- ``reassess_belief(fact, evidence, language) -> float``: belief 0..1 in a fact, given
-  newer facts (each with its own belief) that restate or contradict it.
-- ``infer(info, context, known) -> tuple[Impression, ...]``: impressions drawn from new info.
+A backend answers typed tasks; the agent never sends free-form prompts. Each task is one
+object in ``mtsbench.llm.tasks`` (its signature and doc, schema, prompts, mock and fake
+answers); a backend implements ``ask(task, *args)`` and has a method per task calling it
+(``llm.rate_attention(item, associated)``, ``llm.summarize(turns)``, ``llm.infer(info,
+context)`` ...): the memory tasks of DESIGN §1, §2 (``tasks.TASKS``) and evaluation's
+(answer, judge_answer).
 
 Identity is kept by showing the model what memory already holds (issue 15): ``summarize``
 gets ``known_facts`` (the keys of stored facts similar to the turns) and ``known_events``
@@ -43,9 +35,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..errors import LLMError  # noqa: F401  (re-exported: its old home)
+from ..costs import charge
 from ..scenario.model import EventTag, Fact, FactValue, Hints, Impression  # noqa: F401  (re-exported)
 
 _CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
@@ -142,7 +135,10 @@ class Meter:
 
     def record(self, task: str, prompt_tokens: int, completion_tokens: int,
                retries: int = 0, failed: bool = False) -> None:
-        """Count one task call: its tokens over all its requests, re-sent requests, failure."""
+        """Count one task call: its tokens over all its requests, re-sent requests, failure;
+        charged to the cost scope open (``mtsbench.costs``) too."""
+        charge(calls=1, tokens=prompt_tokens + completion_tokens, prompt_tokens=prompt_tokens,
+               completion_tokens=completion_tokens, retries=retries, failures=int(failed))
         self.calls += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
@@ -173,42 +169,14 @@ class Meter:
 
 @runtime_checkable
 class LLM(Protocol):
-    """What the memory agent asks of a language model (see the module docstring).
+    """What the memory agent asks of a language model (see the module docstring): ``ask``,
+    and a method of each task's name with the task's signature (``tasks.task_methods``).
 
-    Every method returns None only when the call failed under ``on_failure: skip``.
+    Every call returns None only when it failed under ``on_failure: skip``.
     """
 
     meter: Meter
 
-    def rate_attention(self, item: Item, associated: Sequence[Association]) -> float | None:
-        """Attention score 0-10 of ``item`` in the light of the ``associated`` memories."""
-        ...
-
-    def summarize(self, turns: Sequence[Item], known_facts: Sequence[Known] = (),
-                  known_events: Sequence[Known] = ()) -> Summary | None:
-        """Summary, facts and event tags of ``turns`` (in the first turn's language); the keys
-        of similar stored facts and the categories of similar events are shown for reuse."""
-        ...
-
-    def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str | None:
-        """The event's summary with ``new_text`` merged in, keeping its storyline."""
-        ...
-
-    def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation | None:
-        """Whether ``new`` is the same fact as ``old``, contradicts it, or is unrelated."""
-        ...
-
-    def same_event(self, event: EventTag, new: EventTag, language: str = "en") -> bool | None:
-        """Whether ``new`` continues the stored ``event`` (the same storyline); a category of
-        ``""`` means none (keyless events are matched by this judgement, not by a string)."""
-        ...
-
-    def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
-        """Belief 0..1 in ``fact`` (its current belief given) in the light of newer ``evidence``
-        facts that restate or contradict it, each with the belief it was stated with."""
-        ...
-
-    def infer(self, info: Item, context: Sequence[str], known: Sequence[Known] = ()) -> tuple[Impression, ...] | None:
-        """Impressions drawn from ``info`` (in the light of ``context``), possibly none; the
-        keys of open impressions near it (``known``) are shown for reuse."""
+    def ask(self, task, *args, **kwargs):
+        """The result of ``task`` (a ``task.Task``) called with these arguments."""
         ...

@@ -1,7 +1,8 @@
-"""The task methods of a chat-completion backend, shared by ``openai`` and ``replay``.
+"""How a chat-completion backend answers every task, shared by ``openai`` and ``replay``.
 
-``ChatLLM._ask(task, prompt, language)`` sends ``[system, user]`` messages through the
-backend's ``_send`` and parses the answer with the task's validator. A malformed or
+``ChatLLM.ask(task, *args)`` (what each task's method calls, ``mtsbench.llm.tasks``)
+renders the task's prompt in the call's language, sends ``[system, user]`` messages
+through the backend's ``_send`` and parses the answer with the task's validator. A malformed or
 out-of-range answer gets one repair retry: the conversation continues with the answer
 and a message saying what was wrong (``prompts.repair_prompt``). An answer still bad
 after it, or a ``TransportError`` (raised by ``_send`` after the client's own retries),
@@ -22,16 +23,14 @@ params_)``; backends that record write one cassette line per request under that 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import TransportError
 from . import cassette
-from .base import ON_FAILURE, Association, EventTag, Fact, Impression, Item, Known, LLMError, Relation, Summary
-from .prompts import (answer_prompt, infer_prompt, judge_answer_prompt, judge_relation_prompt, merge_event_prompt,
-                      rate_attention_prompt, reassess_belief_prompt, repair_prompt, same_event_prompt, summarize_prompt,
-                      system_prompt)
-from .tasks import (ANSWER, INFER, JUDGE_ANSWER, JUDGE_RELATION, MERGE_EVENT, RATE_ATTENTION, REASSESS_BELIEF,
-                    SAME_EVENT, SUMMARIZE, AnswerError, Task)
+from .base import LLMError
+from .prompts import repair_prompt, system_prompt
+from .task import AnswerError, Task
+from .tasks import task_methods
 
 
 @dataclass(frozen=True)
@@ -54,9 +53,10 @@ def excerpt(text: str, head: int = 50, tail: int = 70) -> str:
     return one if len(one) <= head + tail + 3 else f"{one[:head]} … {one[-tail:]}"
 
 
-class ChatLLM:
-    """Task methods over ``_send``; subclasses store their parameters (``on_failure`` among
-    them) and a ``meter``, and derive ``backend_``, ``model_``, ``params_`` in ``_configure``."""
+class ChatLLM(task_methods()):
+    """Every task (``ask``, and a method per task) over ``_send``; subclasses store their
+    parameters (``on_failure`` among them) and a ``meter``, and derive ``backend_``,
+    ``model_``, ``params_`` in ``_configure``."""
 
     backend = "chat"
 
@@ -70,10 +70,7 @@ class ChatLLM:
         """Derive the backend's state from its parameters, once (LLMError if they are bad)."""
         if "params_" in vars(self):
             return
-        state = self._configure()
-        if self.on_failure not in ON_FAILURE:
-            raise LLMError(f"llm.on_failure must be one of {', '.join(ON_FAILURE)}, got {self.on_failure!r}")
-        vars(self).update(state)
+        vars(self).update(self._configure())   # on_failure: checked where built (its declared type)
 
     # -- the transport a backend provides ----------------------------------------------
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
@@ -81,6 +78,12 @@ class ChatLLM:
         raise NotImplementedError
 
     # -- validation, repair, failure, metering -----------------------------------------
+    def ask(self, task: Task, *args, **kwargs) -> Any:
+        """The result of ``task`` called with these arguments (its method's), None if it
+        failed under ``on_failure: skip``."""
+        args = task.bind(*args, **kwargs)
+        return self._ask(task, task.render(args), task.language_of(*args))
+
     def _ask(self, task: Task, prompt: str, language: str) -> Any:
         self._ready()
         messages = [{"role": "system", "content": system_prompt(language)}, {"role": "user", "content": prompt}]
@@ -115,36 +118,3 @@ class ChatLLM:
         if self.on_failure == "raise":
             raise LLMError(reason, task=task.name)
         return None
-
-    # -- the tasks ---------------------------------------------------------------------
-    def rate_attention(self, item: Item, associated: Sequence[Association]) -> float | None:
-        return self._ask(RATE_ATTENTION, rate_attention_prompt(item, associated), item.language)
-
-    def summarize(self, turns: Sequence[Item], known_facts: Sequence[Known] = (),
-                  known_events: Sequence[Known] = ()) -> Summary | None:
-        return self._ask(SUMMARIZE, summarize_prompt(turns, known_facts, known_events),
-                         turns[0].language if turns else "en")
-
-    def merge_event(self, event_text: str, new_text: str, language: str = "en") -> str | None:
-        return self._ask(MERGE_EVENT, merge_event_prompt(event_text, new_text, language), language)
-
-    def judge_relation(self, new: Fact, old: Fact, language: str = "en") -> Relation | None:
-        return self._ask(JUDGE_RELATION, judge_relation_prompt(new, old, language), language)
-
-    def same_event(self, event: EventTag, new: EventTag, language: str = "en") -> bool | None:
-        return self._ask(SAME_EVENT, same_event_prompt(event, new, language), language)
-
-    def reassess_belief(self, fact: Fact, evidence: Sequence[Fact], language: str = "en") -> float | None:
-        return self._ask(REASSESS_BELIEF, reassess_belief_prompt(fact, evidence, language), language)
-
-    def infer(self, info: Item, context: Sequence[str], known: Sequence[Known] = ()) -> tuple[Impression, ...] | None:
-        return self._ask(INFER, infer_prompt(info, context, known), info.language)
-
-    # -- answering and judging a probe (evaluation: mtsbench.answer) ---------------------
-    def answer(self, question: str, context: Sequence[str], language: str = "en") -> str | None:
-        """A short answer to ``question`` from the retrieved memories' texts ``context``."""
-        return self._ask(ANSWER, answer_prompt(question, context, language), language)
-
-    def judge_answer(self, question: str, gold: str, reply: str, language: str = "en") -> bool | None:
-        """Whether ``reply`` states what the ``gold`` answer does (LLM-as-judge)."""
-        return self._ask(JUDGE_ANSWER, judge_answer_prompt(question, gold, reply, language), language)

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
+from .tasks import REGISTRY
+
 
 @dataclass
 class Reply:
@@ -47,38 +49,23 @@ class Reply:
     content_type: str = "application/json"
 
 
-_MARKERS = (("judge_answer", '"correct"'), ("answer", '"answer"'), ("summarize", '"summary"'), ("infer", '"impressions"'), ("judge_relation", '"label"'), ("same_event", '"same": true'),
-            ("rate_attention", '"score"'), ("reassess_belief", '"belief"'), ("merge_event", '"text"'))
-
-
 def task_of(body: dict) -> str:
-    """The task a request asks: the json_schema name, else recognised by its prompt's answer keys."""
+    """The task a request asks: the json_schema name, else the task whose prompt's answer
+    line (``Task.answer_lines``) the user message holds ("unknown" if none does)."""
     rf = body.get("response_format") or {}
     if rf.get("type") == "json_schema":
         return rf["json_schema"]["name"]
     prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    return next((name for name, marker in _MARKERS if marker in prompt), "unknown")
+    return next((t.name for t in REGISTRY.values() if any(line in prompt for line in t.answer_lines())), "unknown")
 
 
 def valid_answer(body: dict) -> str:
-    """A valid JSON answer to the request's task, a deterministic function of its prompt."""
+    """A valid JSON answer to the request's task (its ``fake``), a deterministic function of its prompt."""
     prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    h = zlib.crc32(prompt.encode("utf-8"))
-    answers = {
-        "rate_attention": {"score": (h % 101) / 10},
-        "summarize": {"summary": "The user talked about their day.", "facts": [], "events": []},
-        "merge_event": {"text": "The event so far, then the new development."},
-        "judge_relation": {"label": "unrelated", "strength": (h % 11) / 10},
-        "reassess_belief": {"belief": (h % 11) / 10},
-        "infer": {"impressions": []},
-        "same_event": {"same": False},
-        "answer": {"answer": "not mentioned"},
-        "judge_answer": {"correct": bool(h % 2)},
-    }
-    task = task_of(body)
-    if task not in answers:
+    task = REGISTRY.get(task_of(body))
+    if task is None:
         raise ValueError(f"valid_answer: cannot tell which task this prompt asks: {prompt[:80]!r}")
-    return json.dumps(answers[task])
+    return json.dumps(task.fake(zlib.crc32(prompt.encode("utf-8"))))
 
 
 def _tokens(text: str) -> int:

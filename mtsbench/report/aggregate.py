@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import evidence
 from . import data, html
 from .jobs import Job, find_jobs
 from .markdown import table, with_intervals, write_report
 from .paired import ALPHA, comparison_lines
 from .plots import plot_pareto, plot_pass_matrix
-from .seeds import Config, config_pass_matrix, config_table, configs
+from .sources import combined_jobs, leaderboard_lines, source_lines
+from .seeds import Config, config_pass_matrix, config_table, configs, cuts
 from .sweepplots import plot_heatmaps, plot_llm_cost, plot_recall_curves
 from .timeplots import plot_beliefs, plot_timeline, plot_timeline_configs, plot_tiers
 
@@ -28,7 +30,14 @@ COSTS = [("cost_per_turn", "total cost: memories scored per dialogue turn, every
 TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "cost_per_turn",
                  "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
 INTERVAL_COLUMNS = ["pass_rate", "recall", "scored", "cost_per_turn", "tokens"]
-COMPARED = [("recall", "recall@k"), ("recall@1024t", "recall@1024t"), ("pass_rate", "pass rate")]
+
+
+def compared(jobs: list[Job]) -> list[tuple[str, str]]:
+    """(column, name) of the measures the paired tests compare: recall@k, recall at the
+    jobs' headline budget (``evidence.headline_budget``), the pass rate."""
+    budget = evidence.headline_budget(cuts(jobs)[1])
+    at_budget = [] if budget is None else [(f"recall@{budget}t", f"recall@{budget}t")]
+    return [("recall", "recall@k"), *at_budget, ("pass_rate", "pass rate")]
 
 
 def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
@@ -88,7 +97,23 @@ def write(src: Path, out: Path | None = None) -> Path:
         job = jobs[0]
         path = write_report(out, _metrics(job.dir / "metrics.csv"), job.summary, extra=figure_lines(drawn, out))
     else:
-        path = _sweep_report(src, out, jobs, summary, drawn)
+        path = _sweep_report(f"`{src}`", out, jobs, summary, drawn)
+    html.write(path, out / "report.html")
+    return path
+
+
+def write_many(srcs: list[Path], out: Path) -> Path:
+    """One report of several run or sweep directories side by side (``sources``): the
+    sweep report over all their jobs, with a Sources table and a leaderboard across them,
+    into ``out``; returns the report's path."""
+    jobs, described = combined_jobs([Path(s) for s in srcs])
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = config_table(jobs)
+    summary.to_csv(out / "summary.csv", index=False)
+    drawn = figures(jobs, configs(jobs), summary, out)
+    path = _sweep_report(f"{len(srcs)} sources (above)", out, jobs, summary, drawn,
+                         top=source_lines(described), board=leaderboard_lines(summary))
     html.write(path, out / "report.html")
     return path
 
@@ -108,17 +133,24 @@ def _metrics(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn) -> Path:
-    """report.md of a sweep: notes, summary with intervals, paired comparisons, failures, pass
-    matrix, frontier, figures."""
+def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn,
+                  top: list[str] | None = None, board: list[str] | None = None) -> Path:
+    """report.md of a sweep (``origin``: where its jobs come from): notes, summary with
+    intervals, paired comparisons, failures, pass matrix, frontier, figures; several sources
+    add ``top`` (their table) before the summary and ``board`` (the leaderboard) after it."""
     ok = [j for j in jobs if j.ok]
     failed = [j for j in jobs if not j.ok]
     notes = out / "notes.md"     # hand-written reading of the numbers, kept across regenerations
-    lines = ["# mtsbench sweep report", ""]
+    lines = ["# mtsbench sweep report" if top is None else "# mtsbench comparison report", ""]
     if notes.is_file():
         lines += [notes.read_text(encoding="utf-8").strip(), ""]
     seeded = summary["seeds"].max() > 1 if "seeds" in summary and len(summary) else False
-    lines += [f"{len(jobs)} jobs from `{src}`: {len(ok)} ran, {len(failed)} failed. Each row is one "
+    unreliable = [j for j in jobs if j.status == "unreliable"]
+    if unreliable:
+        lines += [f"**{len(unreliable)} job(s) unreliable** (more failed LLM calls than `llm.max_failure_rate` allows; "
+                  "not reported as results): " + "; ".join(f"job {j.num}: {j.error}" for j in unreliable), ""]
+    lines += top or []
+    lines += [f"{len(jobs)} jobs from {origin}: {len(ok)} ran, {len(failed)} failed. Each row is one "
              "configuration (the overrides that differ between jobs) on the same scenarios"
              + ("; jobs that differ only in `seed` are pooled into one row (`seeds`, `jobs`)" if seeded else "")
              + ". Numbers in brackets are 95% bootstrap intervals over probes (over expectations for the pass "
@@ -128,13 +160,14 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
              "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
              "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]
-    compared = comparison_lines(configs(jobs), COMPARED) if len(ok) > 1 else []
-    if compared:
+    lines += separation_lines(summary) + (board or [])
+    paired = comparison_lines(configs(jobs), compared(jobs)) if len(ok) > 1 else []
+    if paired:
         lines += ["## Best configurations (paired tests)", "",
                   "Configurations ran on the same probes, so each is compared with the one of highest mean on "
                   "the paired differences (same seed, scenario and probe; same expectation for the pass rate): a "
                   f"sign-flip permutation test, a difference where p < {ALPHA}. Mean difference and p in brackets. "
-                  "A best is named only when every other configuration is lower by that test.", "", *compared, ""]
+                  "A best is named only when every other configuration is lower by that test.", "", *paired, ""]
     if failed:
         lines += ["## Failed jobs", "", table(summary[summary["status"] != "ok"], ["job", "config", "error"]), ""]
     matrix = config_pass_matrix(jobs)
@@ -146,6 +179,26 @@ def _sweep_report(src: Path, out: Path, jobs: list[Job], summary: pd.DataFrame, 
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def separation_lines(summary: pd.DataFrame) -> list[str]:
+    """A line saying recall does not separate the configurations when every finished one
+    (two or more) has the same mean recall@k: the probes are too easy (or too hard) for
+    them, and recall says nothing about which is better; [] otherwise.
+
+    >>> separation_lines(pd.DataFrame({"status": ["ok", "ok"], "recall": [1.0, 1.0]}))[0][:66]
+    '**recall does not separate these configurations: all score 1.000**'
+    >>> separation_lines(pd.DataFrame({"status": ["ok", "ok"], "recall": [1.0, 0.9]}))
+    []
+    """
+    if "recall" not in summary:
+        return []
+    recall = pd.to_numeric(summary.loc[summary["status"] == "ok", "recall"], errors="coerce").dropna()
+    if len(recall) < 2 or recall.round(4).nunique() != 1:
+        return []
+    return [f"**recall does not separate these configurations: all score {recall.iloc[0]:.3f}** (mean recall@k "
+            "over the same probes). The probes are too easy, or too hard, for these configurations to differ on "
+            "them: compare them on cost and on the expectations passed, or add probes that separate them.", ""]
 
 
 def _columns(summary: pd.DataFrame, seeded: bool) -> list[str]:

@@ -6,6 +6,9 @@ A run directory (``outputs/DATE/TIME/``) is one job; a sweep directory
 A job's status (``job_status``, the ``status`` column of ``summary.csv``):
 
 - ``ok``: ``summary.json`` says ``complete`` (or has no status: written before statuses);
+- ``unreliable``: it finished, but more of its LLM calls failed than ``llm.max_failure_rate``
+  allows (``summary.json`` says ``unreliable`` and why): reported as a failed job is (no
+  numbers; its row says why), and named at the top of the sweep's report;
 - ``failed``: it left ``failure.json`` (it raised, or its worker process died) or its
   ``summary.json`` says ``failed``;
 - ``interrupted``: its ``summary.json`` says ``interrupted`` (SIGINT/SIGTERM; the scenarios
@@ -83,6 +86,8 @@ def read_job(d: Path, num: int, overrides: list[str] | None = None) -> Job:
     elif summary is None:
         job.error = ("summary.json is not valid JSON" if (d / "summary.json").is_file()
                      else "no summary.json: the job was stopped or killed before a scenario finished")
+    elif job.status == "unreliable":
+        job.error = f"unreliable: {summary.get('unreliable')}"
     elif job.status != "ok":
         job.error = f"{summary.get('status')}{_how_far(summary)}"
     else:

@@ -4,7 +4,8 @@
   intervals as error bars, the Pareto frontier (configurations no other beats on both:
   higher recall, the pass rate breaking ties, and lower cost) joined and marked, as
   ann-benchmarks draws its recall/queries-per-second plots; labels never overlap
-  (``labels``). Cost axes start at 0; the recall axis ends at 1.
+  (``labels``). Cost axes start at 0; the recall axis ends at 1; both hold every error bar
+  whole (the limits are set from the intervals' ends, and a bar on the edge is not clipped).
 - ``plot_pass_matrix``: configuration x scenario, the share of expectations passed (a
   colour bar; cell text white on dark cells).
 
@@ -125,6 +126,21 @@ def errors(t: pd.DataFrame, column: str) -> np.ndarray | None:
     return np.vstack([(t[column] - lo).clip(lower=0), (hi - t[column]).clip(lower=0)])
 
 
+def extent(t: pd.DataFrame, column: str, end: str = "_hi") -> pd.Series:
+    """How far ``column``'s error bars reach on the side ``end`` (``_hi`` or ``_lo``): the
+    interval's end where there is one, else the value itself (so an axis set from it holds
+    both every point and every bar).
+
+    >>> extent(pd.DataFrame({"c": [1.0, 2.0], "c_hi": [1.5, None]}), "c").tolist()
+    [1.5, 2.0]
+    """
+    values = pd.to_numeric(t[column], errors="coerce")
+    if f"{column}{end}" not in t:
+        return values
+    ends = pd.to_numeric(t[f"{column}{end}"], errors="coerce").fillna(values)
+    return ends.combine(values, max if end == "_hi" else min)
+
+
 def recall_limits(low: float) -> tuple[float, float]:
     """The recall axis: from a little below the lowest value (never below 0) to exactly 1
     (recall cannot pass 1, so neither does the axis; points at 1 are drawn unclipped).
@@ -146,17 +162,18 @@ def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> 
     front = pareto_front(t[cost].to_numpy(), t["recall"].to_numpy(),
                          None if pass_rate is None else pass_rate.to_numpy())
     fig, ax = plt.subplots(figsize=(8, 5.2))
-    ax.errorbar(t[cost], t["recall"], xerr=errors(t, cost), yerr=errors(t, "recall"), fmt="none", ecolor="0.7",
-                elinewidth=0.8, capsize=2, zorder=1)
+    bars = ax.errorbar(t[cost], t["recall"], xerr=errors(t, cost), yerr=errors(t, "recall"), fmt="none",
+                       ecolor="0.7", elinewidth=0.8, capsize=2, zorder=1)
+    for artist in bars.get_children():      # a bar at recall 1 lies on the top edge: drawn whole
+        artist.set_clip_on(False)
     if (~front).any():      # no "dominated" entry when nothing is dominated
         ax.scatter(t[cost][~front], t["recall"][~front], color="0.55", s=22, label="dominated", zorder=2,
                    clip_on=False)
     f = t[front].sort_values([cost, "recall"], ascending=[True, False])
     ax.plot(f[cost], f["recall"], "-o", color="tab:red", ms=5, drawstyle="steps-post", label="frontier", zorder=3,
             clip_on=False)      # a point at recall 1 sits on the top edge, drawn whole
-    ax.set_xlim(left=0, right=max(float(t[cost].max()), 1.0) * 1.08)
-    low = float(np.nanmin(pd.to_numeric(t.get("recall_lo", t["recall"]), errors="coerce").fillna(t["recall"])))
-    ax.set_ylim(*recall_limits(min(low, float(t["recall"].min()))))
+    ax.set_xlim(left=0, right=max(float(extent(t, cost).max()), 1.0) * 1.08)     # every error bar inside
+    ax.set_ylim(*recall_limits(float(extent(t, "recall", "_lo").min())))
     ax.grid(alpha=0.3)
     names, keys = short_labels(t["config"].astype(str).tolist())
     t["name"] = names

@@ -19,7 +19,8 @@ def _read_json(path: Path):
 
 
 def job_status(d: Path) -> str:
-    """``ok``, ``failed``, ``interrupted`` or ``never started`` (see ``mtsbench.report.jobs``)."""
+    """``ok``, ``unreliable``, ``failed``, ``interrupted`` or ``never started`` (see
+    ``mtsbench.report.jobs``)."""
     if not d.is_dir():
         return "never started"
     if (d / FAILURE_FILE).is_file():
@@ -28,4 +29,4 @@ def job_status(d: Path) -> str:
     if not isinstance(summary, dict):
         return "failed" if (d / "summary.json").is_file() else "interrupted"
     status = summary.get("status", "complete")
-    return {"complete": "ok", "failed": "failed"}.get(status, "interrupted")
+    return {"complete": "ok", "failed": "failed", "unreliable": "unreliable"}.get(status, "interrupted")

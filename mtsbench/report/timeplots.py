@@ -36,26 +36,44 @@ MAX_PANELS = 8
 TIER_STYLE = ":"      # dotted: the tier line never reads as one of the attention lines
 
 
-@lru_cache(maxsize=1)
-def cjk_font() -> str | None:
-    """An installed font with CJK glyphs, added to matplotlib's fallback list; None if none."""
-    from matplotlib import font_manager
+BUNDLED_CJK = Path(__file__).with_name("fonts") / "mtsbench-cjk-sc.otf"
+INSTALLED_CJK = re.compile(r"CJK|WenQuanYi|Droid Sans Fallback|Source Han|Noto Sans (SC|TC|JP)")
+_CJK_TEXT = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 
-    names = sorted({f.name for f in font_manager.fontManager.ttflist
-                    if re.search(r"CJK|WenQuanYi|Droid Sans Fallback|Source Han|Noto Sans (SC|TC|JP)", f.name)})
-    if names:
-        plt.rcParams["font.family"] = ["DejaVu Sans", names[0]]
-    return names[0] if names else None
+
+@lru_cache(maxsize=1)
+def cjk_font() -> tuple[str, frozenset[int] | None]:
+    """(name, the code points it draws, None for all) of the font that draws CJK text,
+    added to matplotlib's fallback list after DejaVu Sans: a CJK font installed on the
+    machine, else the one bundled with mtsbench (``fonts/``: Noto Sans CJK SC cut to GB2312's
+    characters, SIL Open Font License), registered with ``font_manager.fontManager.addfont``."""
+    from matplotlib import font_manager
+    from matplotlib.ft2font import FT2Font
+
+    installed = sorted({f.name for f in font_manager.fontManager.ttflist
+                        if INSTALLED_CJK.search(f.name) and Path(f.fname) != BUNDLED_CJK})
+    if installed:
+        name, covers = installed[0], None
+    else:
+        font_manager.fontManager.addfont(str(BUNDLED_CJK))
+        name = font_manager.FontProperties(fname=str(BUNDLED_CJK)).get_name()
+        covers = frozenset(FT2Font(str(BUNDLED_CJK)).get_charmap())
+    plt.rcParams["font.family"] = ["DejaVu Sans", name]
+    return name, covers
 
 
 def _drawable(text: str) -> bool:
-    """Whether the fonts at hand draw ``text`` (CJK needs a CJK font).
+    """Whether the fonts at hand draw ``text``: every CJK character in it is one the CJK
+    font has (the bundled font has GB2312's; an installed one is taken to have all).
 
-    >>> _drawable("milk")
-    True
+    >>> _drawable("milk"), _drawable("我对牛奶过敏。")
+    (True, True)
     """
-    cjk = re.search(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]", text)
-    return not cjk or cjk_font() is not None
+    cjk = _CJK_TEXT.findall(text)
+    if not cjk:
+        return True
+    covers = cjk_font()[1]
+    return covers is None or all(ord(c) in covers for c in cjk)
 
 
 def _title(info: dict | None, memory: str, width: int = 70) -> str:
@@ -67,7 +85,8 @@ def _title(info: dict | None, memory: str, width: int = 70) -> str:
     """
     text = (info or {}).get("text")
     if not text or not _drawable(str(text)):
-        return f"step {memory}" + ("" if not text else " (its text needs a CJK font: none installed)")
+        return f"step {memory}" + ("" if not text else " (its text has characters no font here draws: install a "
+                                   "CJK font such as Noto Sans CJK)")
     text = " ".join(str(text).split())
     return f'"{text if len(text) <= width else text[:width - 1] + "…"}"  (step {memory})'
 
@@ -90,7 +109,9 @@ def _memories(t: pd.DataFrame) -> tuple[list[str], str]:
 
 
 def _panels(n: int, height: float = 2.4):
-    """A figure of ``n`` stacked panels sharing the time axis."""
+    """A figure of ``n`` stacked panels sharing the time axis (the CJK font made the fallback
+    first: a text takes its fonts when it is made, an axes' title with the axes)."""
+    cjk_font()
     fig, axes = plt.subplots(n, 1, figsize=(10, height * n + 0.8), sharex=True, squeeze=False)
     return fig, axes[:, 0]
 

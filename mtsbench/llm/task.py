@@ -1,7 +1,11 @@
-"""Each task's answer: its JSON schema, the validator, and the parser to a result type.
+"""What an LLM task is (``Task``), and the reading of its answer: JSON found, validated, converted.
 
-A ``Task`` couples a name with the JSON schema of its answer object and a conversion to
-the typed result (``base.Summary``, ``base.Relation`` ...). ``Task.parse(text)`` finds the
+A ``Task`` is one object holding everything about one task (``mtsbench.llm.tasks`` holds one
+module per task and registers them): the call's signature and doc (the backends' method of
+the task's name has them), the JSON schema of its answer and the conversion to the typed
+result (``base.Summary``, ``base.Relation`` ...), the prompt templates per language and
+the fields they are filled with, the mock's answer, the fake server's answer, and the
+contract check's example call. ``Task.parse(text)`` finds the
 first JSON object in a model's text (``extract_json``), checks it against the schema
 (``validate``: types, required keys, enums, numeric ranges) and converts it; any problem
 is an ``AnswerError`` whose str says what was wrong, in one line, so it can be sent back
@@ -11,24 +15,26 @@ server as ``response_format`` (strict JSON-schema mode: every key required, no o
 Durations are asked for in days (``valid_days``, ``ttl_days``: numbers a model states
 well), bounded like a scenario's durations (above 0, at most ``MAX_DAYS`` = 36500 days,
 100 years: ``ttl_days: 1e308`` is refused as out of range, repaired or counted as a failed
-call, never stored as infinity) and converted to seconds in the results. A summary's facts and events name the
-turns they come from (``turns``, 1-based numbers as the prompt numbers them); the key is
-in the strict schema, but an answer that leaves it out is read as ``[]`` (no turn named:
-the agent then credits every summarized turn) rather than refused.
+call, never stored as infinity: ``DAYS``) and converted to seconds in the results
+(``seconds``; the mock states them back with ``days``).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import cached_property
+from typing import Any, Callable, Mapping
 
 from ..errors import AnswerError
+from ..scenario.model import FactHint, Hints, InferHint
 from ..scenario.times import MAX_DAYS
 from ..units import DAY
-from .base import RELATION_LABELS, EventTag, Fact, Impression, Relation, Summary
+from .base import Fact, Item
+from .prompts import lang
 
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 
@@ -72,7 +78,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 def validate(schema: dict, value: Any, path: str = "") -> None:
     """Check ``value`` against the subset of JSON schema the tasks use; AnswerError if not.
 
-    >>> validate(RATE_ATTENTION.schema, {"score": 11})
+    >>> validate(obj({"score": {"type": "number", "minimum": 0, "maximum": 10}}), {"score": 11})
     Traceback (most recent call last):
     mtsbench.errors.AnswerError: score: 11 is above the maximum 10
     """
@@ -112,31 +118,102 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)[:60]
 
 
-def _obj(properties: dict) -> dict:
+def obj(properties: dict) -> dict:
     """A strict-mode object schema: every property required, no others."""
     return {"type": "object", "properties": properties, "required": list(properties),
             "additionalProperties": False}
 
 
-_TEXT = {"type": "string", "minLength": 1}
-_UNIT = {"type": "number", "minimum": 0, "maximum": 1}
-_VALUE = {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]}
-_TURNS = {"type": "array", "items": {"type": "integer"}}
-_FACT = _obj({"key": _TEXT, "value": _VALUE, "text": _TEXT, "belief": _UNIT, "turns": _TURNS})
-_DAYS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DAYS}
-_EVENT = _obj({"category": _TEXT, "text": _TEXT, "valid_days": {"anyOf": [_DAYS, {"type": "null"}]},
-               "turns": _TURNS})
-_IMPRESSION = _obj({"key": _TEXT, "text": _TEXT, "belief": _UNIT, "ttl_days": _DAYS})
+TEXT = {"type": "string", "minLength": 1}
+UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+TURNS = {"type": "array", "items": {"type": "integer"}}
+DAYS = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_DAYS}
+
+
+def seconds(days: float | None) -> float | None:
+    """A duration an answer states in days, in seconds (None stays None)."""
+    return None if days is None else float(days) * DAY
+
+
+def days(secs: float | None) -> float | None:
+    """A duration in seconds as an answer states it, in days (None stays None)."""
+    return None if secs is None else secs / DAY
+
+
+def _unchanged(o: dict) -> dict:
+    return o
 
 
 @dataclass(frozen=True)
 class Task:
-    """A typed task: its name, the JSON schema of its answer, and the conversion to a result."""
+    """One LLM task (see the module docstring). The functions given all take the call's
+    arguments as bound to ``call``'s signature, defaults applied, in order (``*args``):
 
-    name: str
+    - ``call``: a stub whose name, signature and docstring are the task's method's;
+    - ``schema``, ``convert`` (answer object -> result), ``prepare`` (fills keys an answer
+      may leave out, before validation);
+    - ``templates``: the prompt per language (``{field}`` placeholders), ``fields(lg,
+      *args)``: the fields in template language ``lg``, ``language(*args)``: the call's
+      language (system prompt, repair message, template; None: its ``language`` argument);
+    - ``mock(llm, noise, *args) -> (result, answer object)``: the mock's answer (None: the
+      mock has no such task), given the ``MockLLM`` and the call's noise, and
+      ``noise_inputs(*args)``: the text its noise is seeded from (None: never noised);
+    - ``fake(h) -> answer object``: the fake server's valid answer, ``h`` the crc32 of the prompt;
+    - ``example() -> args`` and ``check(result)``: the contract checker's call (None: not
+      checked) and its assertions;
+    - ``memory``: a task of memory's processes (False: evaluation's, like ``answer``).
+    """
+
+    call: Callable[..., Any]
     schema: dict
     convert: Callable[[dict], Any]
-    prepare: Callable[[dict], dict] = lambda o: o     # fills keys an answer may leave out
+    templates: Mapping[str, str]
+    fields: Callable[..., dict]
+    fake: Callable[[int], dict]
+    language: Callable[..., str] | None = None
+    mock: Callable[..., tuple[Any, dict]] | None = None
+    noise_inputs: Callable[..., str] | None = None
+    example: Callable[[], tuple] | None = None
+    check: Callable[[Any], None] | None = None
+    prepare: Callable[[dict], dict] = _unchanged
+    memory: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.call.__name__
+
+    @cached_property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.call)
+
+    def bind(self, *args, **kwargs) -> tuple:
+        """The call's arguments, bound to the signature with defaults applied, in order
+        (TypeError as for a method, when they do not fit)."""
+        if not kwargs and len(args) == len(self.signature.parameters):
+            return args                                   # all given, in order (the usual call)
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
+
+    def language_of(self, *args) -> str:
+        """The language a call (``args`` as ``bind`` gives them) is asked in."""
+        if self.language is not None:
+            return self.language(*args)
+        return args[list(self.signature.parameters).index("language")]
+
+    def render(self, args: tuple) -> str:
+        """The user message of a call (``args`` as ``bind`` gives them), in its language."""
+        lg = lang(self.language_of(*args))
+        return self.templates[lg].format(**self.fields(lg, *args))
+
+    def prompt(self, *args, **kwargs) -> str:
+        """The user message of the call with these arguments (the task's method's)."""
+        return self.render(self.bind(*args, **kwargs))
+
+    def answer_lines(self) -> tuple[str, ...]:
+        """The last line of each language's prompt (the answer format it asks for), as rendered:
+        what tells a prompt of this task from the others'."""
+        return tuple(t.rsplit("\n", 1)[-1].replace("{{", "{").replace("}}", "}") for t in self.templates.values())
 
     def parse(self, text: str) -> Any:
         """The validated, typed result of a model's answer text (AnswerError if unusable)."""
@@ -151,48 +228,11 @@ class Task:
         return {"type": "json_object"} if mode == "json_object" else None
 
 
-def _days(x: float | None) -> float | None:
-    return None if x is None else float(x) * DAY
-
-
-def _fill_turns(o: dict) -> dict:
-    """Read a fact or event without ``turns`` as naming no turn (``[]``)."""
-    for name in ("facts", "events"):
-        items = o.get(name)
-        if isinstance(items, list):
-            o[name] = [x | {"turns": []} if isinstance(x, dict) and "turns" not in x else x for x in items]
-    return o
-
-
-def _summary(o: dict) -> Summary:
-    facts = tuple(Fact(f["key"].strip(), f["value"], f["text"].strip(), float(f["belief"]), tuple(f["turns"]))
-                  for f in o["facts"])
-    events = tuple(EventTag(e["category"].strip(), e["text"].strip(), _days(e["valid_days"]), tuple(e["turns"]))
-                   for e in o["events"])
-    return Summary(o["summary"].strip(), facts, events)
-
-
-RATE_ATTENTION = Task("rate_attention", _obj({"score": {"type": "number", "minimum": 0, "maximum": 10}}),
-                      lambda o: float(o["score"]))
-SUMMARIZE = Task("summarize", _obj({"summary": _TEXT, "facts": {"type": "array", "items": _FACT},
-                                    "events": {"type": "array", "items": _EVENT}}), _summary, _fill_turns)
-MERGE_EVENT = Task("merge_event", _obj({"text": _TEXT}), lambda o: o["text"].strip())
-JUDGE_RELATION = Task("judge_relation", _obj({"label": {"type": "string", "enum": list(RELATION_LABELS)},
-                                              "strength": _UNIT}),
-                      lambda o: Relation(o["label"], float(o["strength"])))
-REASSESS_BELIEF = Task("reassess_belief", _obj({"belief": _UNIT}), lambda o: float(o["belief"]))
-INFER = Task("infer", _obj({"impressions": {"type": "array", "items": _IMPRESSION}}),
-             lambda o: tuple(Impression(i["key"].strip(), i["text"].strip(), float(i["belief"]), _days(i["ttl_days"]))
-                             for i in o["impressions"]))
-
-SAME_EVENT = Task("same_event", _obj({"same": {"type": "boolean"}}), lambda o: bool(o["same"]))
-# answering a probe from the memories it retrieved, and judging an answer against the gold one
-# (evaluation: mtsbench.answer); not memory tasks, so not in TASKS (the contract checks those)
-ANSWER = Task("answer", _obj({"answer": {"type": "string"}}), lambda o: o["answer"].strip())
-JUDGE_ANSWER = Task("judge_answer", _obj({"correct": {"type": "boolean"}}), lambda o: bool(o["correct"]))
-
-TASKS = {t.name: t for t in (RATE_ATTENTION, SUMMARIZE, MERGE_EVENT, JUDGE_RELATION, REASSESS_BELIEF, INFER,
-                             SAME_EVENT)}
+# the contract checker's sample inputs, shared by the tasks' examples (``checks.check_llm``)
+SAMPLE_ITEM = Item("A glass of milk is on the table.", "perceive", "s0", "en",
+                   Hints(salience=1, facts=(FactHint("user.allergy.milk", "The user is allergic to milk", True),),
+                         infer=(InferHint("user.diet", "The user avoids dairy", 0.4, 86400.0),)))
+SAMPLE_FACT = Fact("user.allergy.milk", True, "The user is allergic to milk", 0.7)
 
 
 def keyless(name: str | None) -> bool:
