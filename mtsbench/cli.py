@@ -93,49 +93,62 @@ def _run_main(argv: list[str]) -> int:
 
         return completion_main(argv, list(COMMANDS))
 
-    try:   # every job's config checked before Hydra launches anything (the first one composed)
+    try:   # every job's config checked before Hydra launches anything
         argv = _resume(argv)
         dirs = user_dirs(config_dirs(argv))   # --config-dir: searched before the packaged configs
         sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
-        from .hydra_app import config_loader
-
-        from .hydra_speedups import keep_files
-
-        with searching(dirs):
-            loader = config_loader()          # the loader Hydra runs with: a single run composes once
-        flagged = "-m" in argv or "--multirun" in argv
-        if flagged:
-            keep_files(loader)                # a sweep's compositions (its check's too) parse each config file once
-        cfg = check_run(argv, loader)
+        cfg = check_run(argv)
+        pinned: list[str] = []
+        run_dir = None
         if cfg is not None:
             sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
-            multirun = flagged or "MULTIRUN" in str(cfg.hydra.mode)
-            if multirun:
-                keep_files(loader)            # also a sweep its config sets (hydra.mode: MULTIRUN)
-            writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
+            multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
+            key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+            folder = Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir))
+            writable(folder)
             if not multirun:          # one writer per folder; a sweep's is locked as it starts (sweep.SweepSummary)
-                _locked(Path(str(cfg.hydra.run.dir)), "hydra.run.dir")
+                run_dir = folder
+                _locked(folder, key)
+            pinned = pin_folder(cfg, key, folder)
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
-    from .hydra_app import app, launch, sigterm_interrupts
+    from .hydra_app import app, run_checked, sigterm_interrupts
 
-    args = without_config_dirs(argv)
-    sys.argv = ["mtsbench", *args]
-    sweep.prechecked = cfg is not None         # Hydra's sweeper need not compose every job again
+    sys.argv = ["mtsbench", *without_config_dirs(argv), *pinned]
     try:
         with sigterm_interrupts(), searching(dirs):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
                 app()
             else:
-                launch([a for a in args if a not in ("-m", "--multirun")], flagged, loader, cfg)
+                run_checked(run_dir)
     except SystemExit as e:
         return int(e.code or 0)
     except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
         return _fail(_sweep_stopped(stop), exit_code(stop))
     finally:
         sweep.resume = None
-        sweep.prechecked = False
     return 1 if sweep.failed_jobs else 3 if sweep.warned_jobs else 0
+
+
+def pin_folder(cfg, key: str, folder: Path) -> list[str]:
+    """``[KEY='FOLDER']`` when ``cfg``'s ``key`` (``hydra.run.dir``, ``hydra.sweep.dir``) is an
+    interpolation (the default's ``${now:...}``), else []: Hydra composes the config again
+    and must write where ``mtsbench run`` checked and locked, not a second later's folder.
+
+    >>> from omegaconf import OmegaConf
+    >>> pin_folder(OmegaConf.create({"d": "${x}", "x": "a b"}), "d", Path("a b"))
+    ["d='a b'"]
+    >>> pin_folder(OmegaConf.create({"d": "out"}), "d", Path("out"))
+    []
+    """
+    from omegaconf import OmegaConf
+
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if not OmegaConf.is_interpolation(node, leaf):
+        return []
+    quoted = str(folder).replace("'", "\\'")
+    return [f"{key}='{quoted}'"]
 
 
 def _resume(argv: list[str]) -> list[str]:
