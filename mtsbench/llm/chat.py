@@ -18,6 +18,10 @@ attributes ending in ``_``: ``backend_``, ``model_`` and ``params_`` identify it
 A request is identified by ``cassette.request_key(backend_, model_, task, messages,
 params_)``; backends that record write one cassette line per request under that key, and
 ``replay`` answers from those lines, so both run the same validation and repair path.
+
+A task with an ``expectation`` (``rate_attention``) reads its result again from the answer's
+token log-probabilities when the exchange has them (a backend asked for them and the server
+sent them, or the cassette recorded them); else the parsed result stands.
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from .tasks import task_methods
 
 @dataclass(frozen=True)
 class Exchange:
-    """What one request returned: the answer text, its token usage, requests re-sent for it."""
+    """What one request returned: the answer text, its token usage, requests re-sent for it,
+    and its tokens' log-probabilities when the server sent them (``logprobs.py``'s shape)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     retries: int = 0
+    logprobs: list | None = None
 
 
 def excerpt(text: str, head: int = 50, tail: int = 70) -> str:
@@ -110,6 +116,9 @@ class ChatLLM(task_methods()):
                 messages = [*messages, {"role": "assistant", "content": got.text},
                             {"role": "user", "content": repair_prompt(str(e), language)}]
                 continue
+            if task.expectation is not None and got.logprobs:
+                refined = task.expectation(value, got.logprobs)
+                value = value if refined is None else refined
             self.meter.record(task.name, prompt_tokens, completion_tokens, retries)
             return value
 

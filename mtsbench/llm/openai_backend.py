@@ -9,7 +9,10 @@ completion), ``max_retry_wait`` (the longest wait before a re-send, seconds),
 ``response_format`` (the first structured-output mode to try), ``on_failure`` (``raise``
 or ``skip``, see ``chat.py``), ``record`` (a cassette path, or null) and
 ``max_failure_rate`` (stored for the run: above this share of failed calls ``mtsbench
-run`` warns and exits 3).
+run`` warns and exits 3), and ``logprobs`` (ask for the answer tokens' log-probabilities,
+``top_logprobs`` = ``TOP_LOGPROBS``, in the requests of tasks with an ``expectation``:
+``rate_attention``'s score is then their expectation; ``llm=local`` sets it, llama.cpp's
+server returns them; off by default, since not every server accepts the fields).
 
 Retries are ours, not the client's (it is built with ``max_retries=0``): every fault above
 is re-sent up to ``max_retries`` times, after the wait the server asks (``Retry-After`` or
@@ -67,7 +70,7 @@ import os
 import random
 import time
 from functools import cached_property
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 try:
     import openai
@@ -90,6 +93,7 @@ FORMAT_FAULT = 500             # ... or failing on it, when the error body names
 MISCONFIGURED = (401, 403, 404)
 RETRIED = (408, 409, 429)      # and every 5xx: as the openai client retries
 BACKOFF = (0.5, 8.0)           # first and longest backoff without a Retry-After, seconds
+TOP_LOGPROBS = 10              # alternatives per answer token asked with logprobs (10 digits: a score's)
 
 
 INSTALL = "pip install 'mtsbench[openai]'"
@@ -114,7 +118,7 @@ class OpenAILLM(ChatLLM):
                  timeout: Positive = 60.0, max_retries: Natural = 2,
                  response_format: Literal[MODES] = "json_schema",
                  on_failure: Literal["raise", "skip"] = "raise", record: Text | None = None, max_failure_rate: Share = 0.05,
-                 max_retry_wait: NonNegative = 30.0):
+                 max_retry_wait: NonNegative = 30.0, logprobs: bool = False):
         if openai is None:
             raise missing_extra()
         self.base_url = base_url
@@ -130,6 +134,7 @@ class OpenAILLM(ChatLLM):
         self.record = record
         self.max_failure_rate = max_failure_rate
         self.max_retry_wait = max_retry_wait
+        self.logprobs = logprobs
         self.meter = Meter()
 
     # -- derived on first use -----------------------------------------------------------
@@ -186,6 +191,8 @@ class OpenAILLM(ChatLLM):
         while i < len(modes):
             mode = modes[i]
             extra = {"response_format": rf} if (rf := format_field(task, mode)) else {}
+            if self.logprobs and task.expectation is not None:
+                extra |= {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
             asked = None                            # the wait the server asked for, seconds
             try:
                 raw = client.chat.completions.with_raw_response.create(model=self.model_, messages=messages,
@@ -247,10 +254,11 @@ class OpenAILLM(ChatLLM):
             prompt_tokens = sum(estimate_tokens(m["content"]) for m in messages)
         if completion_tokens is None:
             completion_tokens = estimate_tokens(text)
-        got = Exchange(text, int(prompt_tokens), int(completion_tokens), self.requests_ - before - 1)
-        self._write(key, task, messages, mode, response={"text": got.text, "prompt_tokens": got.prompt_tokens,
-                                                         "completion_tokens": got.completion_tokens,
-                                                         "retries": got.retries})
+        tokens = token_logprobs(completion)
+        got = Exchange(text, int(prompt_tokens), int(completion_tokens), self.requests_ - before - 1, tokens)
+        response = {"text": got.text, "prompt_tokens": got.prompt_tokens,
+                    "completion_tokens": got.completion_tokens, "retries": got.retries}
+        self._write(key, task, messages, mode, response=response | ({"logprobs": tokens} if tokens else {}))
         return got
 
     def _give_up(self, task: Task, messages: list[dict], key: str, mode: str, reason: str, before: int):
@@ -311,6 +319,20 @@ class Message(_Part):
 
 class Choice(_Part):
     message: Message
+    logprobs: Any = None          # read by token_logprobs, leniently: a server's odd logprobs fail nothing
+
+
+class TopLogprob(_Part):
+    token: StrictStr
+    logprob: float
+
+
+class TokenLogprob(TopLogprob):
+    top_logprobs: list[TopLogprob] = []
+
+
+class ChoiceLogprobs(_Part):
+    content: list[TokenLogprob]
 
 
 class Usage(_Part):
@@ -324,6 +346,33 @@ class Completion(_Part):
 
     choices: Annotated[list[Choice], Field(min_length=1)]
     usage: Usage | None = None
+
+
+def token_logprobs(completion: "Completion") -> list[dict] | None:
+    """The first choice's answer tokens with their log-probabilities and alternatives
+    (``[{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]``, as ``logprobs.py``
+    reads them), or None when the server sent none or sent them in another shape.
+
+    >>> c = parse_completion(b'{"choices": [{"message": {"content": "7"}, "logprobs": {"content": '
+    ...                      b'[{"token": "7", "logprob": -0.1, "bytes": [55], "top_logprobs": []}]}}]}')
+    >>> token_logprobs(c), token_logprobs(parse_completion(b'{"choices": [{"message": {"content": "7"}}]}'))
+    ([{'token': '7', 'logprob': -0.1, 'top_logprobs': []}], None)
+    """
+    raw = completion.choices[0].logprobs
+    if not raw:
+        return None
+    try:
+        content = ChoiceLogprobs.model_validate(raw).content
+    except ValidationError:
+        return None
+    return [{"token": t.token, "logprob": _rounded(t.logprob),
+             "top_logprobs": [{"token": a.token, "logprob": _rounded(a.logprob)} for a in t.top_logprobs]}
+            for t in content] or None
+
+
+def _rounded(logprob: float) -> float:
+    """A log-probability to 4 decimals (a cassette line stays short; -inf and nan as -1e9)."""
+    return round(logprob, 4) if math.isfinite(logprob) else -1e9
 
 
 class Malformed(ValueError):

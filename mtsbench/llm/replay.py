@@ -127,4 +127,5 @@ class ReplayLLM(ChatLLM):
         if "error" in record:
             raise TransportError(record["error"], int(record.get("retries", 0)))
         r = record["response"]
-        return Exchange(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)))
+        return Exchange(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)),
+                        r.get("logprobs"))

@@ -161,7 +161,11 @@ class Task:
     - ``fake(h) -> answer object``: the fake server's valid answer, ``h`` the crc32 of the prompt;
     - ``example() -> args`` and ``check(result)``: the contract checker's call (None: not
       checked) and its assertions;
-    - ``memory``: a task of memory's processes (False: evaluation's, like ``answer``).
+    - ``memory``: a task of memory's processes (False: evaluation's, like ``answer``);
+    - ``expectation(result, tokens) -> result or None``: the result read again from the
+      answer's token log-probabilities where the server returns them (``logprobs.py``; a
+      score as the expectation over its tokens' probabilities); None: the parsed result
+      stands. A backend asks for log-probabilities only for a task that has one.
     """
 
     call: Callable[..., Any]
@@ -177,6 +181,7 @@ class Task:
     check: Callable[[Any], None] | None = None
     prepare: Callable[[dict], dict] = _unchanged
     memory: bool = True
+    expectation: Callable[[Any, list], Any] | None = None
 
     @property
     def name(self) -> str:

@@ -16,7 +16,10 @@ task to the OpenAI-compatible backend (``openai_backend.OpenAILLM``, composed, n
 changed): same prompts, validation, repair retry, metering and cassette recording
 (``llm.record``; replay it with ``llm=replay``). Each request carries the task's JSON
 schema as ``response_format`` ``json_schema``, which llama.cpp enforces while decoding
-(grammar-constrained; LLGuidance), at temperature 0 with the run's seed.
+(grammar-constrained; LLGuidance), at temperature 0 with the run's seed. It also asks for the answer
+tokens' log-probabilities (``logprobs``, which llama.cpp's server returns), so that
+``rate_attention``'s score is their expectation, a continuous number (``llm/logprobs.py``),
+not the few integers a small model writes.
 
 One server per (model file, threads, context size) is shared by every ``LocalLLM`` of the
 process (the runner builds a backend per scenario; the model loads once). It is stopped

@@ -97,7 +97,8 @@ class LocalLLM(task_methods()):
         chat = OpenAILLM(base_url=url + "/v1", model=name, api_key_env="", temperature=self.temperature,
                          seed=self.seed, max_tokens=self.max_tokens, timeout=self.timeout,
                          max_retries=self.max_retries, response_format=self.response_format,
-                         on_failure=self.on_failure, record=self.record, max_retry_wait=self.max_retry_wait)
+                         on_failure=self.on_failure, record=self.record, max_retry_wait=self.max_retry_wait,
+                         logprobs=True)          # llama.cpp's server returns them: continuous scores
         chat.meter = self.meter                 # one meter: the runner reads this backend's
         self.chat_ = chat
         return chat

@@ -6,6 +6,10 @@ The mock: the personalised score (``heuristics.personalised_score``) of the item
 is shown, with relevance read in standard deviations above the embedder's chance level
 (``MockLLM.chance``), noised over the range 0..10 and rounded to 3 decimals. The fake
 server: ``(h % 101) / 10``.
+
+Where the server returns log-probabilities (llama.cpp's does: ``llm=local`` asks for them),
+the score is the expectation over the score tokens' probabilities (``logprobs.expected_number``),
+a continuous number; without them, the number the model wrote.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 
 from ..base import Association, Item
 from ..heuristics import heuristic_salience, personalised_score
+from ..logprobs import expected_number
 from ..prompts import NONE
 from ..task import SAMPLE_ITEM, Task, obj
 
@@ -69,6 +74,11 @@ def mock(llm, noise, item: Item, associated: Sequence[Association]) -> tuple[flo
     return score, {"score": score}
 
 
+def expectation(score: float, tokens: list) -> float | None:
+    """The expected score over the answer's token probabilities (None: unreadable)."""
+    return expected_number(tokens, "score", 0.0, 10.0)
+
+
 def check(score: float) -> None:
     assert 0.0 <= score <= 10.0, "rate_attention must answer within 0..10"
 
@@ -77,4 +87,5 @@ TASK = Task(
     rate_attention, obj({"score": {"type": "number", "minimum": 0, "maximum": 10}}), lambda o: float(o["score"]),
     TEMPLATES, fields, fake=lambda h: {"score": (h % 101) / 10}, language=lambda item, associated: item.language,
     mock=mock, noise_inputs=lambda item, associated: "\n".join([f"{item.kind}: {item.text}"] + _shown(associated)),
-    example=lambda: (SAMPLE_ITEM, [Association("The user is allergic to milk", 8.0, 0.5)]), check=check)
+    example=lambda: (SAMPLE_ITEM, [Association("The user is allergic to milk", 8.0, 0.5)]), check=check,
+    expectation=expectation)
