@@ -12,6 +12,7 @@ GGUF in them.
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import json
 import os
@@ -75,7 +76,8 @@ def chunked(tmp_path, monkeypatch):
         (pkg / "data" / f"part{i:02d}.bin").write_bytes(blob)
         parts.append((f"fake_model_part{i}", f"data/part{i:02d}.bin"))
     monkeypatch.syspath_prepend(str(site))
-    spec = Packaged("fake.gguf", sum(map(len, blobs)), "", tuple(parts), "mtsbench[local]")
+    spec = Packaged("fake.gguf", sum(map(len, blobs)), hashlib.sha256(b"".join(blobs)).hexdigest(), tuple(parts),
+                    "mtsbench[local]")
     monkeypatch.setitem(local_model.PACKAGED, "fake", spec)
     return b"".join(blobs), site
 
@@ -89,6 +91,21 @@ def test_the_packaged_model_is_joined_once_into_the_cache(chunked, tmp_path):
     path.write_bytes(b"truncated")
     assert assemble("fake", str(tmp_path / "cache")).read_bytes() == joined            # a bad size is rebuilt
     assert [p.name for p in path.parent.iterdir()] == ["fake.gguf"]                  # no temporary left
+
+
+def test_the_joined_file_s_sha256_is_checked(chunked, tmp_path, monkeypatch):
+    joined, site = chunked
+    path = assemble("fake", str(tmp_path / "cache"))
+    path.write_bytes(joined[:-1] + b"X")                                                # same size, other bytes
+    os.utime(path, ns=(0, 0))                                                          # surely another mtime
+    assert assemble("fake", str(tmp_path / "cache")).read_bytes() == joined            # a bad cached file is rebuilt
+    (site / "fake_model_part3" / "data" / "part03.bin").write_bytes(joined[-1004:-1] + b"X")   # a corrupt chunk
+    path.unlink()
+    with pytest.raises(LLMError) as e:
+        assemble("fake", str(tmp_path / "cache"))
+    line = str(e.value)
+    assert "\n" not in line and str(path) in line and "has sha256" in line and local_model.PACKAGED["fake"].sha256 in line
+    assert list(path.parent.iterdir()) == []                                           # nothing put in place
 
 
 def test_the_cache_directory_follows_the_environment(monkeypatch, tmp_path):

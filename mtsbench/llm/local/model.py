@@ -4,10 +4,14 @@ registry in chunk packages, joined once into one file in the cache directory.
 ``PACKAGED`` names each model's file, size, sha256 and chunk packages; ``assemble(name)``
 joins the installed chunks in order into ``cache_dir()/models/`` (a temporary file renamed
 into place: concurrent runs never see a partial file); nothing is downloaded at run time.
+The joined file's sha256 is checked against the declared one before it is renamed into
+place (a mismatch is one ``LLMError`` line naming the file and both digests), and a cached
+file is checked once per process (``verified``): one that does not match is joined again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import tempfile
@@ -66,16 +70,42 @@ def cache_dir(configured: str | None = None) -> Path:
     return user_cache_dir()
 
 
+_VERIFIED: set[tuple[str, int, int]] = set()      # (path, size, mtime_ns) of files found to match
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The sha256 (hex) of a file's bytes, read in 16 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verified(path: Path, sha256: str) -> bool:
+    """Whether ``path`` has the declared ``sha256``; hashed once per process while its size
+    and modification time stay the same."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key in _VERIFIED:
+        return True
+    if sha256_of(path) != sha256.lower():
+        return False
+    _VERIFIED.add(key)
+    return True
+
+
 def assemble(name: str = DEFAULT_MODEL, directory: str | None = None) -> Path:
     """The packaged model ``name`` as one GGUF file in the cache, joined from its installed
     chunks the first time (into a temporary file, then renamed: concurrent runs never see a
-    partial file). A file of the wrong size is rebuilt."""
+    partial file). A cached file of the wrong size or sha256 is rebuilt; a joined file whose
+    sha256 is not the declared one is an LLMError naming it (nothing is put in place)."""
     if name not in PACKAGED:
         raise LLMError(f"llm=local: llm.model={name!r} is not a packaged model (packaged: "
                        f"{', '.join(PACKAGED)}); for another GGUF set llm.model_path=FILE.gguf")
     spec = PACKAGED[name]
     target = cache_dir(directory) / "models" / spec.file
-    if target.is_file() and target.stat().st_size == spec.size:
+    if target.is_file() and target.stat().st_size == spec.size and verified(target, spec.sha256):
         return target
     chunks = spec.chunks()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -90,8 +120,14 @@ def assemble(name: str = DEFAULT_MODEL, directory: str | None = None) -> Path:
         if size != spec.size:
             raise LLMError(f"llm=local: the chunks of {name} join to {size} bytes, not {spec.size} "
                            f"(reinstall {spec.requirement!r})")
+        digest = sha256_of(tmp)
+        if digest != spec.sha256.lower():
+            raise LLMError(f"llm=local: {target} joined from the chunks of {name} has sha256 {digest}, not the "
+                           f"declared {spec.sha256} (a corrupt chunk: reinstall {spec.requirement!r})")
         os.chmod(tmp, 0o644)
         os.replace(tmp, target)
+        stat = target.stat()
+        _VERIFIED.add((str(target), stat.st_size, stat.st_mtime_ns))
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
