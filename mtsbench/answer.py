@@ -2,7 +2,9 @@
 
 With ``answer.enabled`` a probe that carries a gold ``answer`` (the LoCoMo and LongMemEval
 importers keep it) is scored on what it retrieved, right after the probe, from the texts of
-the memories it used (its context, at most k):
+the memories it used (its context, at most k), each text once (``distinct_context``: a
+summary stored four times fills one place, and the places it frees go to the next memories
+of the ranking within the used memories' token budget):
 
 - ``answer_proxy`` — **an LLM-free proxy, not an answer score**: the share of the gold
   answer's content tokens that occur in the context,
@@ -137,6 +139,35 @@ def score_probe(llm, question: str, gold: str | None, context: Sequence[str], la
     return out
 
 
+def distinct_context(texts: Sequence[str], used: int, tokens: Sequence[int] = ()) -> list[str]:
+    """A probe's context from its ranking's ``texts`` (best first): each text once (whitespace
+    collapsed to compare), at most ``used`` of them, and no more tokens than the first ``used``
+    memories had (``tokens``, per ranked memory; none given: no budget).
+
+    >>> distinct_context(["A summary.", "A  summary.", "Kim lives in Oslo.", "A summary.", "Kim has a cat."], 4)
+    ['A summary.', 'Kim lives in Oslo.', 'Kim has a cat.']
+    >>> distinct_context(["a", "a", "b", "c c c c"], 2, [1, 1, 1, 4])
+    ['a', 'b']
+    """
+    budget = sum(tokens[:used]) if len(tokens) >= used else None
+    out: list[str] = []
+    seen: set[str] = set()
+    spent = 0
+    for i, text in enumerate(texts):
+        if len(out) == used:
+            break
+        key = " ".join(str(text).split())
+        if key in seen:
+            continue
+        cost = tokens[i] if budget is not None else 0
+        if budget is not None and spent + cost > budget:
+            break
+        seen.add(key)
+        spent += cost
+        out.append(text)
+    return out
+
+
 COLUMNS = ("answer_f1", "answer_proxy", "judge")     # per probe, in metrics.csv when any probe has them
 
 
@@ -153,8 +184,9 @@ def answer_step(system, step, outcome, answering: Answering, language: str = "en
         return
     used = min(step.expect.k, len(r.ids)) if r.used is None else r.used
     llm = getattr(system, "answer_llm", None)
+    context = distinct_context(texts_of(r.ids), used, r.tokens)
     with scope() as spent:        # the answer and judge calls, charged to the probe
-        outcome.answer = score_probe(llm, step.text, gold, texts_of(r.ids[:used]), language, answering.judge)
+        outcome.answer = score_probe(llm, step.text, gold, context, language, answering.judge)
     c = outcome.cost
     c.llm_calls += spent["calls"]
     c.tokens += spent["tokens"]

@@ -83,6 +83,21 @@ def test_answer_step_uses_the_probes_context_and_adds_the_calls_to_its_cost():
     assert off.answer is None and off.cost.llm_calls == 0                               # off by default
 
 
+def test_a_memory_stored_several_times_is_shown_once_and_frees_its_places():
+    # four copies of one summary filled a context of k=4 (issue 27): now it is shown once, and the
+    # places go to the next memories of the ranking, within the used memories' token budget
+    llm = Answerer()
+    texts = {1: "Kim went to Oslo.", 2: "Kim went to Oslo.", 3: "Kim  went to Oslo.", 4: "Kim went to Oslo.",
+             5: "Kim's cat is called Vessa.", 6: "Kim has a red bicycle."}
+    system = NS(context_texts=lambda ids: [texts[i] for i in ids], answer_llm=llm)
+    step = NS(text="What is Kim's cat called?", answer="Vessa", expect=NS(k=4))
+    outcome = Outcome(ranking=Ranking(ids=[1, 2, 3, 4, 5, 6], tokens=[5, 5, 5, 5, 6, 6]))
+    answer_step(system, step, outcome, Answering(enabled=True))
+    assert llm.asked == [("What is Kim's cat called?", ("Kim went to Oslo.", "Kim's cat is called Vessa.",
+                                                        "Kim has a red bicycle."), "en")]
+    assert outcome.answer["answer_proxy"] == 1.0
+
+
 def test_the_answer_node_is_checked():
     assert Answering.from_config(None) == Answering() and Answering.from_config({"enabled": True}).enabled
     with pytest.raises(ConfigError, match="answer.judge: expected true or false, got 'yes'"):
