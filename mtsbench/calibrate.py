@@ -21,7 +21,10 @@ runs, since each run derives its own summaries and facts):
   for steps in both the mean absolute difference of belief and of TTL (days);
 - ``conjectures`` and ``consolidation`` (judge_relation, reassess_belief): counts per run
   (conjectures formed, facts merged, contradictions settled);
-- ``expectations``: each check passed in both, in A only, in B only, in neither.
+- ``expectations``: each check passed in both, in A only, in B only, in neither;
+- ``copies`` (output side): per run and task, the answers checked and those that copy an
+  example the task's prompt shows or showed (``mtsbench.copies``: "muddy boots by the door"
+  as an impression, a ``course.`` category on a trip), with the count per example.
 
 Writes ``calibration.md``, ``calibration.json`` and ``attention.png`` to ``--out``.
 """
@@ -151,6 +154,8 @@ def compare(run_a, run_b, same_text: float = 0.75) -> dict:
     def count(trace, name):
         return int(len(_events(trace, name)))
 
+    from .copies import copies, count as count_copies
+
     return {
         "a": str(run_a.path), "b": str(run_b.path),
         "attention": {"pairs": int(len(att)), "spearman": spearman(att["score_a"], att["score_b"]),
@@ -169,6 +174,7 @@ def compare(run_a, run_b, same_text: float = 0.75) -> dict:
                    for name in ("conjecture", "merged", "contradicted", "summarized")},
         "expectations": {"compared": int(len(checks)), "both": int((pa & pb).sum()), "a_only": int((pa & ~pb).sum()),
                          "b_only": int((~pa & pb).sum()), "neither": int((~pa & ~pb).sum())},
+        "copies": {"a": count_copies(*copies(run_a)), "b": count_copies(*copies(run_b))},
         "attention_pairs": att,
     }
 
@@ -218,8 +224,25 @@ def _markdown(c: dict) -> str:
              *(f"| {cell(a)} | {cell(b)} | {cell(d)} |" for a, b, d in rows), "",
              "| count | A | B |", "|---|---|---|",
              *(f"| {cell(k)} | {v['a']} | {v['b']} |" for k, v in c["counts"].items()), "",
+             *_copies_table(c["copies"]),
              "![attention A vs B](attention.png)", ""]
     return "\n".join(lines)
+
+
+def _copies_table(copies: dict) -> list[str]:
+    """The copy check's table: per task, the answers copying a prompt example in A and in B."""
+    tasks = sorted(set(copies["a"]) | set(copies["b"]))
+
+    def shown_for(side: str, task: str) -> str:
+        c = copies[side].get(task)
+        if not c:
+            return "no answer"
+        top = ", ".join(f"'{k}' {v}" for k, v in list(c["examples"].items())[:3])
+        return f"{c['copies']} of {c['answers']}" + (f" ({top})" if top else "")
+
+    return ["| copies a prompt example | A | B |", "|---|---|---|",
+            *(f"| {cell(t)} | {cell(shown_for('a', t))} | {cell(shown_for('b', t))} |" for t in tasks), ""] \
+        if tasks else ["No answer to check for copied prompt examples.", ""]
 
 
 def _figure(att: pd.DataFrame, path: Path) -> None:

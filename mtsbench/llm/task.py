@@ -162,6 +162,9 @@ class Task:
     - ``example() -> args`` and ``check(result)``: the contract checker's call (None: not
       checked) and its assertions;
     - ``memory``: a task of memory's processes (False: evaluation's, like ``answer``);
+    - ``examples``: the phrases the task's prompts show as examples, and those they showed
+      before (``mtsbench.copies`` flags answers that copy one; ``mtsbench calibrate``
+      counts them);
     - ``expectation(result, tokens) -> result or None``: the result read again from the
       answer's token log-probabilities where the server returns them (``logprobs.py``; a
       score as the expectation over its tokens' probabilities); None: the parsed result
@@ -182,6 +185,7 @@ class Task:
     prepare: Callable[[dict], dict] = _unchanged
     memory: bool = True
     expectation: Callable[[Any, list], Any] | None = None
+    examples: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

@@ -157,7 +157,7 @@ class Inferrer:
                 setattr(k, name, [x for x, kept in zip(getattr(k, name), keep) if kept])
             d = d[keep]
         accumulated = float(accumulate(np.array(k.belief), d))
-        memory.emit("impression", key=imp.key, step=step, belief=imp.belief, ttl=imp.ttl,
+        memory.emit("impression", key=imp.key, text=imp.text, step=step, belief=imp.belief, ttl=imp.ttl,
                     accumulated=round(accumulated, 4))
         live = k.conjecture is not None and memory.alive(k.conjecture) and memory.now <= k.valid_until
         if live:

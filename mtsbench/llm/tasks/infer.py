@@ -94,4 +94,7 @@ TASK = Task(
     fake=lambda h: {"impressions": []}, language=lambda info, context, known: info.language, mock=mock,
     noise_inputs=lambda info, context, known: "\n".join([f"{info.kind}: {info.text}"] + [f"- {c}" for c in context]),
     example=lambda: (SAMPLE_ITEM, ["The user is allergic to milk"], (Known("user.diet", "The user avoids dairy", 0.4),)),
-    check=check)
+    check=check,
+    # the examples the prompts showed until issue 27 (copied into 6 of 20 answers), and show now
+    examples=("muddy boots by the door", "a walk in the rain", "门口沾泥的靴子", "冒雨散过步",
+              "many small remarks suggest a lasting disposition"))
