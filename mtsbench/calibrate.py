@@ -224,7 +224,7 @@ def _markdown(c: dict) -> str:
              *(f"| {cell(a)} | {cell(b)} | {cell(d)} |" for a, b, d in rows), "",
              "| count | A | B |", "|---|---|---|",
              *(f"| {cell(k)} | {v['a']} | {v['b']} |" for k, v in c["counts"].items()), "",
-             *_copies_table(c["copies"]),
+             *(_copies_table(c["copies"]) if "copies" in c else []),
              "![attention A vs B](attention.png)", ""]
     return "\n".join(lines)
 
