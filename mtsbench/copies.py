@@ -112,8 +112,8 @@ def answers(trace: pd.DataFrame) -> pd.DataFrame:
         elif event == "impression":
             rows += [(d["scenario"], "infer", f"impression {f}", d.get(f)) for f in ("key", "text")]
     frame = pd.DataFrame(rows, columns=["scenario", "task", "what", "answer"])
-    keep = frame["answer"].map(lambda v: isinstance(v, str) and bool(v.strip()))
-    return frame[keep].reset_index(drop=True)
+    keep = [isinstance(v, str) and bool(v.strip()) for v in frame["answer"]]
+    return frame.loc[keep].reset_index(drop=True)       # a list: an empty one selects no row, not no column
 
 
 def copies(run, examples: dict[str, tuple[str, ...]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:

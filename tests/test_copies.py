@@ -45,6 +45,16 @@ def test_an_answer_copies_an_example_only_with_what_its_scenario_does_not_say(an
     assert copied(answer, example, source) is expected
 
 
+def test_a_trace_without_answers_counts_nothing():
+    import pandas as pd
+
+    from mtsbench.copies import answers, count
+
+    said = answers(pd.DataFrame({"scenario": ["s"], "t": [0.0], "event": ["scored"]}))
+    assert list(said.columns) == ["scenario", "task", "what", "answer"] and said.empty
+    assert count(said, pd.DataFrame(columns=["scenario", "task", "what", "answer", "example"])) == {}
+
+
 def test_the_tasks_name_the_examples_their_prompts_showed():
     assert "muddy boots by the door" in REGISTRY["infer"].examples
     assert "course.sailing" in REGISTRY["summarize"].examples
