@@ -1,0 +1,34 @@
+"""scripts/record.py: the chunks to record, in order, and a restart skips the finished ones."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import yaml
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "record.py"
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("record_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_unrecorded_scenarios_first_then_the_experiment_s_then_locomo():
+    record = load()
+    experiment = yaml.safe_load((SCRIPT.parent.parent / "configs" / "experiment" / "real_llm.yaml").read_text())
+    order = record.chunks()
+    assert order[:4] == ["field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
+    assert order[4:-1] == experiment["scenarios"] and order[-1] == "locomo_conv_26"
+
+
+def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys):
+    record = load()
+    for name in ("field_warmup", "deep_memory"):
+        (tmp_path / f"{name}.meta.json").write_text(json.dumps({"scenario": name}))
+    # nothing is run: every chunk asked for has its metadata (a missing python would fail otherwise)
+    assert record.main(["--parts", str(tmp_path), "--python", "/nonexistent/python",
+                        "--only", "field_warmup", "deep_memory"]) == 0
+    assert capsys.readouterr().out.count("already recorded, skipped") == 2
