@@ -315,7 +315,7 @@ def calibrate_main(argv: list[str]) -> int:
 
 
 def _fit(ns) -> int:
-    from .cli import _fail
+    from .errors import fail as _fail
     from .errors import ConfigError
     from .profile_fit import fit_main
 
