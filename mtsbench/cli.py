@@ -389,7 +389,7 @@ def _generate(argv):
 
 
 def _calibrate(argv):
-    from .calibrate import calibrate_main
+    from .calibrate_cli import calibrate_main
 
     return calibrate_main(argv)
 
