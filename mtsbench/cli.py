@@ -115,6 +115,7 @@ def _run_main(argv: list[str]) -> int:
     from .hydra_app import app, run_checked, sigterm_interrupts
 
     sys.argv = ["mtsbench", *without_config_dirs(argv), *pinned]
+    sweep.failed_jobs[:], sweep.warned_jobs[:] = [], []   # this command's sweep only, not an earlier one's
     try:
         with sigterm_interrupts(), searching(dirs):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line

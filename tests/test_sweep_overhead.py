@@ -234,3 +234,13 @@ def test_the_package_uses_hydra_through_its_public_api_only():
     private = [str(p) for p in sources if "hydra._internal" in p.read_text(encoding="utf-8")
                or "_launcher_util" in p.read_text(encoding="utf-8")]
     assert private == []
+
+
+def test_a_run_after_a_failed_sweep_in_the_same_process_is_not_failed(tmp_path, monkeypatch, capsys):
+    """The sweep's failed-job list is module state: a single run (or a sweep) in the same
+    process (a notebook, pytest) must not inherit an earlier sweep's failures and exit 1."""
+    from mtsbench import sweep
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sweep, "failed_jobs", [str(tmp_path / "earlier" / "0")])
+    assert main(["run", "scenarios=milk_allergy", f"hydra.run.dir={tmp_path / 'run'}"]) == 0, capsys.readouterr().err
