@@ -64,7 +64,7 @@ def _must(test: Callable[[Any], bool]):
 
 
 def _is_duration(v) -> bool:
-    from .scenario.times import MAX_SECONDS, parse_duration
+    from .units import MAX_SECONDS, parse_duration
 
     if isinstance(v, bool):
         return False
