@@ -108,14 +108,6 @@ def _expectations(job_dir: Path) -> tuple[int, int]:
         return 0, 0
 
 
-def _too_many_failures(job_dir: Path) -> bool:
-    try:
-        summary = json.loads((job_dir / "summary.json").read_text(encoding="utf-8"))
-        return bool(summary["overall"].get("llm_failure_rate_exceeded"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
 # hydra/launcher options that come from a plugin: (its module, the pip extra that installs it)
 PLUGIN_LAUNCHERS = {
     "ray_cluster": ("hydra_plugins.hydra_ray_launcher", "ray", "hydra-ray-launcher"),
@@ -197,7 +189,7 @@ class SweepSummary(Callback):
         busy = {str(Path(d).absolute()) for d in busy_jobs}
         jobs = sorted((d for d in root.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
         failed_jobs[:] = [str(d) for d in jobs if not job_complete(d) or str(d.absolute()) in busy]
-        warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and _too_many_failures(d)]
+        warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and job_status(d) == "unreliable"]
         overrides = _manifest(root)
         tail = f"; {len(failed_jobs)} failed: " + _named(failed_jobs, overrides, _why_failed) if failed_jobs else ""
         if warned_jobs:
