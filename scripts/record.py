@@ -43,6 +43,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NEW = ["field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
 LOCOMO = "locomo_conv_26"
+CLI = ["-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())"]   # `mtsbench` with a given python
 OVERRIDES = ["llm=local", "llm.threads=1", "llm.on_failure=skip"]
 LICENSE = """# LoCoMo cassettes
 
@@ -65,7 +66,7 @@ def locomo_file(tmp: Path, python: str) -> Path:
     target = tmp / f"{LOCOMO}.yaml"
     if not target.is_file():
         source = os.environ["LOCOMO"]
-        subprocess.run([python, "-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())", "import",
+        subprocess.run([python, *CLI, "import",
                         "locomo", source, "-o", str(tmp), "--limit", "1"], check=True, stdout=subprocess.DEVNULL)
     return target
 
@@ -78,7 +79,7 @@ def record(name: str, parts: Path, python: str, tmp: Path) -> dict:
     if name == LOCOMO:
         scenario, extra = str(locomo_file(tmp, python)), ["ablate=inference"]
     run_dir = tmp / "runs" / name
-    cmd = ["nice", "-n", "19", python, "-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())",
+    cmd = ["nice", "-n", "19", python, *CLI,
            "run", *OVERRIDES, *extra, f"llm.record={part}", f"scenarios=[{scenario}]", f"hydra.run.dir={run_dir}"]
     began = time.monotonic()
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
