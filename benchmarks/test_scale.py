@@ -131,7 +131,7 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n, workload):
     step_ms = benchmark.stats.stats.mean * 1000
     nsteps = len(dialogue.steps)
     work = agent.index.work_.minus(work0)
-    processes = agent.processes.totals.values()
+    processes = system.agent_.processes.totals.values()
     costs = [o.cost for _, o in results]
     scored = (sum(c.scored + c.arousal_scored for c in costs)
               + sum(p["scored"] + p["arousal_scored"] for p in processes))
@@ -245,7 +245,8 @@ def test_year(benchmark, record, target, tmp_path):
 
 def test_sweep(benchmark, record, target, tmp_path):
     """Per-job overhead of a 16-job ablation sweep on one scenario: (wall x workers - the
-    jobs' own step time) / jobs."""
+    jobs' own step time) / jobs. Target about 1 s (issue 26: Hydra through its public API
+    only; the earlier 0.2 s target was withdrawn with the internals it needed)."""
     wall, done = mtsbench(benchmark, "run", "-m", "experiment=ablation", "scenarios=[milk_allergy]",
                           f"hydra.sweep.dir={tmp_path}/sweep", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -256,4 +257,4 @@ def test_sweep(benchmark, record, target, tmp_path):
     record("sweep", jobs=len(jobs), workers=workers, wall_s=round(wall, 2), steps_s=round(step_s, 2),
            overhead_s_per_job=round(overhead, 3))
     target("sweep overhead per job (16-job ablation sweep)", f"{overhead:.2f} s per job ({len(jobs)} jobs, "
-           f"{wall:.1f} s wall on {workers} workers)", "<= 0.2 s", overhead / 0.2, overhead <= 0.2)
+           f"{wall:.1f} s wall on {workers} workers)", "<= 1 s", overhead / 1.0, overhead <= 1.0)

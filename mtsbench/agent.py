@@ -9,25 +9,27 @@ solves its motivation (``motivation`` group: the scenario's number, or from the 
 own labelled attention, raised when the question is asked again), searches and recalls
 what it uses; an ``idle`` step summarizes what waits, consolidates,
 lets the idle time pass and rebalances; every ``rebalance_every`` steps memory rebalances.
-The step's own cost is returned; the background processes' is metered apart, per process.
+The step's own cost is returned; the background processes' is metered apart, per process
+(``processes``). Both by cost scope (``mtsbench.costs``): a step opens one, a process opens
+one inside it, and what runs inside each is charged to it. The agent reads its parts only
+through their public methods and return values.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Callable
 
 import numpy as np
 
+from .costs import Tally, scope
 from .llm.base import LLM, Item, estimate_tokens
 from .mechanisms.motivation import Given
 from .memory.memory import Memory
 from .memory.retrieval import SearchCost
-from .processes.meter import INDEX_KEYS
+from .processes.meter import INDEX_KEYS, ProcessCosts
 from .processes.perceive import Perception
 from .systems.base import Cost, Idle, Observation, Outcome, Query, Ranking, Tick
-from .units import DAY
 
 STORED_KIND = {"say": "turn", "reply": "turn", "perceive": "perception"}
 SPEAKER = {"say": "user", "reply": "agent", "perceive": "world"}
@@ -50,6 +52,7 @@ class MemoryAgent:
         self.context = context                # memories a probe uses (None: the probe's k)
         self.motivation = motivation or Given()
         self.perceive = Perception(memory, labeller, llm)
+        self.processes = ProcessCosts()       # the background processes' cost, per process
         self.new_facts_: list[int] = []
         self.steps_done_ = 0
         self._last_night = 0.0
@@ -59,10 +62,10 @@ class MemoryAgent:
     # -- background processes ------------------------------------------------------------
     def summarize(self) -> None:
         """Summarize the items waiting; file the event tags; queue the facts for consolidation."""
-        if not self.summarizer.pending_:
+        if not self.summarizer.waiting():
             return
         m = self.memory
-        with m.processes.running("summarize", self.llm.meter):
+        with self.processes.running("summarize"):
             done = self.summarizer.flush(m, self.llm, self.perceive, self.belief)
             if self.consolidator.enabled:
                 self.new_facts_ += done.facts
@@ -75,17 +78,13 @@ class MemoryAgent:
         if not self.new_facts_:
             return
         facts, self.new_facts_ = self.new_facts_, []
-        with self.memory.processes.running("consolidate", self.llm.meter):
+        with self.processes.running("consolidate"):
             self.consolidator.run(self.memory, self.llm, facts, self.belief, self.conflict, self.language)
 
     def _night_passed(self) -> bool:
         """``consolidation.nightly_at`` came since the last night's consolidation."""
-        night_at = self.consolidator.night_
-        if night_at is None or not self.consolidator.enabled:
-            return False
-        since_first = self.memory.now + self.day_offset - night_at
-        night = math.floor(since_first / DAY) * DAY - self.day_offset + night_at
-        if since_first < 0 or night <= self._last_night:
+        night = self.consolidator.last_night(self.memory.now, self.day_offset)
+        if night is None or night <= self._last_night:
             return False
         self._last_night = night
         return True
@@ -97,30 +96,27 @@ class MemoryAgent:
         reply retrieval belongs to its turn's step, so it does not advance the schedule)."""
         started = time.perf_counter()
         m = self.memory
-        before, bg_before = self.llm.meter.totals(), m.processes.llm_totals()
-        work_before, bg_work_before = m.processes.index_work(), m.processes.index_totals()
-        m.arousal_cost, self._summarized = SearchCost(), []
-        m.now = at
-        if self.summarizer.session_over(at):
-            self.summarize()
-        if self._night_passed():
-            self.consolidate()
-        out = do()
-        self.steps_done_ += counts
-        if idle_for is not None:
-            m.now = at + idle_for
-            m.rebalance()
-        elif counts and self.rebalance_every and self.steps_done_ % self.rebalance_every == 0:
-            m.rebalance()
-        after, bg_after = self.llm.meter.totals(), m.processes.llm_totals()
-        own = {k: (after[k] - before[k]) - (bg_after[k] - bg_before[k]) for k in after}
+        self._summarized = []
+        own = Tally()       # what the step itself spends; its processes are charged apart
+        with scope(own):
+            m.now = at
+            if self.summarizer.session_over(at):
+                self.summarize()
+            if self._night_passed():
+                self.consolidate()
+            out = do()
+            self.steps_done_ += counts
+            if idle_for is not None:
+                m.now = at + idle_for
+                m.rebalance()
+            elif counts and self.rebalance_every and self.steps_done_ % self.rebalance_every == 0:
+                m.rebalance()
         c = out.cost
         c.llm_calls, c.tokens, c.llm_retries, c.llm_failures = own["calls"], own["tokens"], own["retries"], own["failures"]
         c.prompt_tokens, c.completion_tokens = own["prompt_tokens"], own["completion_tokens"]
-        c.arousal_scored = m.arousal_cost.scored
-        work_after, bg_work_after = m.processes.index_work(), m.processes.index_totals()
-        for k in INDEX_KEYS:
-            setattr(c, k, (work_after[k] - work_before[k]) - (bg_work_after[k] - bg_work_before[k]))
+        c.arousal_scored = own["arousal_scored"]
+        for k, charged in INDEX_KEYS.items():
+            setattr(c, k, own[charged])
         out.summarized = tuple(self._summarized)
         c.latency_ms = (time.perf_counter() - started) * 1000.0
         return out
@@ -130,13 +126,12 @@ class MemoryAgent:
 
     def _observe(self, obs: Observation) -> Outcome:
         item = Item(obs.text, obs.kind, obs.step, self.language, obs.hints)
-        i = self.perceive(item, STORED_KIND[obs.kind], (obs.step,), meta={"speaker": SPEAKER[obs.kind]})
-        labelled = self.perceive.last_
+        i, labelled = self.perceive.store(item, STORED_KIND[obs.kind], (obs.step,), meta={"speaker": SPEAKER[obs.kind]})
         if self.summarizer.add(item, self.memory.now):
             self.summarize()
         if self.inferrer.wants(item):
             context = [self.memory.text(j) for j in labelled.associated]
-            with self.memory.processes.running("infer", self.llm.meter):
+            with self.processes.running("infer"):
                 self.inferrer.observe(self.memory, self.llm, self.perceive, self.accumulate, item, context)
         c = labelled.cost
         return Outcome(Cost(c.scored, c.tiers_searched, c.index_queries), memory=i, score=labelled.score)

@@ -41,7 +41,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
+from .costs import scope
 from .llm.heuristics import FUNCTION_WORDS
+from .params import declared
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -101,6 +103,7 @@ def context_proxy(context: Sequence[str], gold: str) -> float | None:
     return round(sum(t in have for t in want) / len(want), 4)
 
 
+@declared(node="answer")
 @dataclass(frozen=True)
 class Answering:
     """The ``answer`` config node: score probes' answers (``enabled``), and judge them too."""
@@ -111,13 +114,7 @@ class Answering:
     @classmethod
     def from_config(cls, node) -> "Answering":
         """The node's settings (all off when it is missing); ConfigError on a non-boolean."""
-        from .errors import ConfigError
-
-        node = {} if node is None else dict(node)
-        for name in ("enabled", "judge"):
-            if not isinstance(node.get(name, False), bool):
-                raise ConfigError(f"answer.{name}: expected true or false, got {node[name]!r}")
-        return cls(bool(node.get("enabled", False)), bool(node.get("judge", False)))
+        return cls(**({} if node is None else dict(node)))
 
 
 def score_probe(llm, question: str, gold: str | None, context: Sequence[str], language: str = "en",
@@ -177,8 +174,9 @@ COLUMNS = ("answer_f1", "answer_proxy", "judge")     # per probe, in metrics.csv
 def answer_step(system, step, outcome, answering: Answering, language: str = "en") -> None:
     """Score a probe's answer into ``outcome.answer`` (``score_probe``'s fields), from the texts
     of the memories it used (``system.context_texts``) with the system's ``answer_llm``; the
-    calls' cost is added to the step's own. Nothing without a gold ``answer`` on the step,
-    with answering off, or for a system that cannot give its memories' texts."""
+    calls' cost (charged to a cost scope around them, ``mtsbench.costs``) is added to the
+    step's own. Nothing without a gold ``answer`` on the step, with answering off, or for a
+    system that cannot give its memories' texts."""
     gold = getattr(step, "answer", None)
     r = outcome.ranking
     texts_of = getattr(system, "context_texts", None)
@@ -186,18 +184,16 @@ def answer_step(system, step, outcome, answering: Answering, language: str = "en
         return
     used = min(step.expect.k, len(r.ids)) if r.used is None else r.used
     llm = getattr(system, "answer_llm", None)
-    meter = getattr(llm, "meter", None)
-    before = meter.totals() if meter is not None else None
     context = distinct_context(texts_of(r.ids), used, r.tokens)
-    outcome.answer = score_probe(llm, step.text, gold, context, language, answering.judge)
-    if meter is not None:
-        after, c = meter.totals(), outcome.cost
-        c.llm_calls += after["calls"] - before["calls"]
-        c.tokens += after["tokens"] - before["tokens"]
-        c.prompt_tokens += after["prompt_tokens"] - before["prompt_tokens"]
-        c.completion_tokens += after["completion_tokens"] - before["completion_tokens"]
-        c.llm_retries += after["retries"] - before["retries"]
-        c.llm_failures += after["failures"] - before["failures"]
+    with scope() as spent:        # the answer and judge calls, charged to the probe
+        outcome.answer = score_probe(llm, step.text, gold, context, language, answering.judge)
+    c = outcome.cost
+    c.llm_calls += spent["calls"]
+    c.tokens += spent["tokens"]
+    c.prompt_tokens += spent["prompt_tokens"]
+    c.completion_tokens += spent["completion_tokens"]
+    c.llm_retries += spent["retries"]
+    c.llm_failures += spent["failures"]
 
 
 def summarize(rows) -> dict | None:

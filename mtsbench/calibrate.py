@@ -31,7 +31,6 @@ Writes ``calibration.md``, ``calibration.json`` and ``attention.png`` to ``--out
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -261,42 +260,25 @@ def _figure(att: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
-    """Compare the runs in folders ``a`` and ``b``; write the report to ``out``; returns the numbers."""
+def load_runs(*paths: Path) -> list:
+    """The runs (``mtsbench.api.Run``) in these folders; ReportError for a sweep folder."""
     from .api import Run, load
 
     runs = []
-    for path in (a, b):
+    for path in paths:
         run = load(path)
         if not isinstance(run, Run):
             raise ReportError(f"{path}: expected a run folder (with summary.json), got a sweep: give one of its jobs")
         runs.append(run)
-    c = compare(*runs, same_text=same_text)
+    return runs
+
+
+def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
+    """Compare the runs in folders ``a`` and ``b``; write the report to ``out``; returns the numbers."""
+    c = compare(*load_runs(a, b), same_text=same_text)
     att = c.pop("attention_pairs")
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps(c, indent=2), encoding="utf-8")
     (out / "calibration.md").write_text(_markdown(c), encoding="utf-8")
     _figure(att, out / "attention.png")
     return c
-
-
-def calibrate_main(argv: list[str]) -> int:
-    from .cli import _fail
-
-    parser = argparse.ArgumentParser(prog="mtsbench calibrate", description="Compare two runs of the same scenarios "
-                                     "task by task (e.g. llm=mock against llm=local): attention, facts, events, "
-                                     "impressions, conjectures, expectations.")
-    parser.add_argument("a", help="the reference run folder (e.g. the mock's)")
-    parser.add_argument("b", help="the run folder compared with it (e.g. a real model's)")
-    parser.add_argument("--out", default="calibration", help="report folder (default: ./calibration)")
-    parser.add_argument("--same-text", type=float, default=0.75, help="text cosine that matches two keyless facts")
-    ns = parser.parse_args(argv)
-    try:
-        c = write(Path(ns.a), Path(ns.b), Path(ns.out), ns.same_text)
-    except ReportError as e:
-        return _fail(str(e))
-    except OSError as e:
-        return _fail(f"{getattr(e, 'filename', None) or ns.out}: {e.strerror or e}")
-    print(_markdown(c).split("\n\n| count")[0])
-    print(f"report: {Path(ns.out) / 'calibration.md'}")
-    return 0

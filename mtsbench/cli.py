@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import ConfigError, Interrupted, OutputError, ReportError, exit_code, redact, signal_name, user_error
+from .errors import fail as _fail
 
 USAGE = """usage: mtsbench COMMAND [ARGS]    (mtsbench --version: the installed version)
 
@@ -37,11 +38,6 @@ commands:
   import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)
   completion bash             the tab-completion script: eval "$(mtsbench -sc install=bash)" in ~/.bashrc
   calibrate A B [--out DIR]   compare two runs task by task (e.g. llm=mock against llm=local)"""
-
-
-def _fail(message: str, code: int = 2) -> int:
-    print(f"mtsbench: {redact(message)}", file=sys.stderr)
-    return code
 
 
 def run_main(argv: list[str]) -> int:
@@ -95,51 +91,65 @@ def _run_main(argv: list[str]) -> int:
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
 
-        return completion_main(argv)
+        return completion_main(argv, list(COMMANDS))
 
-    try:   # every job's config checked before Hydra launches anything (the first one composed)
+    try:   # every job's config checked before Hydra launches anything
         argv = _resume(argv)
         dirs = user_dirs(config_dirs(argv))   # --config-dir: searched before the packaged configs
         sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
-        from .hydra_app import config_loader
-
-        from .hydra_speedups import keep_files
-
-        with searching(dirs):
-            loader = config_loader()          # the loader Hydra runs with: a single run composes once
-        flagged = "-m" in argv or "--multirun" in argv
-        if flagged:
-            keep_files(loader)                # a sweep's compositions (its check's too) parse each config file once
-        cfg = check_run(argv, loader)
+        cfg = check_run(argv)
+        pinned: list[str] = []
+        run_dir = None
         if cfg is not None:
             sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
-            multirun = flagged or "MULTIRUN" in str(cfg.hydra.mode)
-            if multirun:
-                keep_files(loader)            # also a sweep its config sets (hydra.mode: MULTIRUN)
-            writable(Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir)))
+            multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
+            key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+            folder = Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir))
+            writable(folder)
             if not multirun:          # one writer per folder; a sweep's is locked as it starts (sweep.SweepSummary)
-                _locked(Path(str(cfg.hydra.run.dir)), "hydra.run.dir")
+                run_dir = folder
+                _locked(folder, key)
+            pinned = pin_folder(cfg, key, folder)
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
-    from .hydra_app import app, launch, sigterm_interrupts
+    from .hydra_app import app, run_checked, sigterm_interrupts
 
-    args = without_config_dirs(argv)
-    sys.argv = ["mtsbench", *args]
-    sweep.prechecked = cfg is not None         # Hydra's sweeper need not compose every job again
+    sys.argv = ["mtsbench", *without_config_dirs(argv), *pinned]
+    sweep.failed_jobs[:], sweep.warned_jobs[:] = [], []   # this command's sweep only, not an earlier one's
     try:
         with sigterm_interrupts(), searching(dirs):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
                 app()
             else:
-                launch([a for a in args if a not in ("-m", "--multirun")], flagged, loader, cfg)
+                run_checked(run_dir)
     except SystemExit as e:
         return int(e.code or 0)
     except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
         return _fail(_sweep_stopped(stop), exit_code(stop))
     finally:
         sweep.resume = None
-        sweep.prechecked = False
     return 1 if sweep.failed_jobs else 3 if sweep.warned_jobs else 0
+
+
+def pin_folder(cfg, key: str, folder: Path) -> list[str]:
+    """``[KEY='FOLDER']`` when ``cfg``'s ``key`` (``hydra.run.dir``, ``hydra.sweep.dir``) is an
+    interpolation (the default's ``${now:...}``), else []: Hydra composes the config again
+    and must write where ``mtsbench run`` checked and locked, not a second later's folder.
+
+    >>> from omegaconf import OmegaConf
+    >>> pin_folder(OmegaConf.create({"d": "${x}", "x": "a b"}), "d", Path("a b"))
+    ["d='a b'"]
+    >>> pin_folder(OmegaConf.create({"d": "out"}), "d", Path("out"))
+    []
+    """
+    from omegaconf import OmegaConf
+
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if not OmegaConf.is_interpolation(node, leaf):
+        return []
+    quoted = str(folder).replace("'", "\\'")
+    return [f"{key}='{quoted}'"]
 
 
 def _resume(argv: list[str]) -> list[str]:
@@ -380,7 +390,7 @@ def _generate(argv):
 
 
 def _calibrate(argv):
-    from .calibrate import calibrate_main
+    from .calibrate_cli import calibrate_main
 
     return calibrate_main(argv)
 
@@ -405,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     if name in ("completion", "-sc", "--shell-completion") or name.startswith("--shell-completion="):
         from .completion import completion_main   # tab completion: eval "$(mtsbench -sc install=bash)"
 
-        return completion_main(rest if name == "completion" else argv)
+        return completion_main(rest if name == "completion" else argv, list(COMMANDS))
     if name not in COMMANDS:
         hint = difflib.get_close_matches(name, list(COMMANDS), n=1)
         return _fail(f"unknown command '{name}'" + (f"; did you mean '{hint[0]}'?" if hint else "") +

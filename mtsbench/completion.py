@@ -42,10 +42,11 @@ HYDRA_COMMANDS = ("run", "check")     # commands whose arguments are Hydra overr
 SHELLS = ("bash",)
 
 
-def completion_main(argv: list[str]) -> int:
+def completion_main(argv: list[str], commands: list[str]) -> int:
     """``mtsbench completion bash`` (the install script) or ``mtsbench -sc
-    install|uninstall|query=bash``; 2 and one line for anything else."""
-    from .cli import COMMANDS, _fail
+    install|uninstall|query=bash`` (``commands``: the CLI's command names, to complete);
+    2 and one line for anything else."""
+    from .errors import fail as _fail
 
     if argv and argv[0] in ("-sc", "--shell-completion"):
         argv = argv[1:]
@@ -62,7 +63,7 @@ def completion_main(argv: list[str]) -> int:
     elif action == "uninstall":
         sys.stdout.write(UNINSTALL)
     else:
-        print(" ".join(query(os.environ.get("COMP_LINE", ""), os.environ.get("COMP_POINT"), list(COMMANDS))))
+        print(" ".join(query(os.environ.get("COMP_LINE", ""), os.environ.get("COMP_POINT"), commands)))
     return 0
 
 

@@ -6,15 +6,23 @@ Every composed job config is checked before anything runs (``compose``, ``check_
   syntax error, a comma list without ``-m``) is one line naming the override, with a
   did-you-mean or the keys the node has, instead of Hydra's multi-line dump;
 - ``+KEY=VALUE`` (adding a key) is accepted for ``hydra.*`` keys, for config groups
-  (``+GROUP=OPTION``) and for a key that ``mtsbench.config_rules`` has a rule for, under a
+  (``+GROUP=OPTION``) and for a parameter a component declares (``mtsbench.params``), under a
   node that exists (it holds other keys) and accepts it (its ``_target_``, if any, takes a
   parameter of that name): ``retrieval._target_=mtsbench.memory.scoring.WeightedMinMax
   +retrieval.recency_weight=0.5``. Anything else (``+foo=1``, ``+retrieval.recency_weight=0.5``
   with the default retrieval class) no component would read: refused. A key that exists is
   set without ``+`` (``++KEY`` sets or adds, under the same rule);
-- every value is checked against its key's rule (``mtsbench.config_rules.validate``);
+- every value is checked against its component's declared parameters
+  (``mtsbench.config_rules.validate``, ``mtsbench.params``); a value from a user's option
+  file (``--config-dir``) names that file;
 - ``scenarios=NAME`` (no brackets) means the one scenario NAME: ``scenarios`` is always a
-  list after ``compose`` (``scenario_list``).
+  list after ``compose`` (``scenario_list``);
+- a sweep (``check_run``): every value of every swept key is composed once, with Hydra's
+  compose API, and checked as above before any job starts (``_check_sweep``).
+
+Hydra is used through its public API only: the compose API (``initialize_config_dir``,
+``compose``), a ``SearchPathPlugin``, the override parser, the config loader's
+``get_group_options``; Hydra's errors are told apart by composing again, not by their text.
 
 A user's config folders (``--config-dir DIR``, repeatable; ``compose(..., extra_dirs)``)
 come *before* the packaged ``configs/`` in Hydra's search path (``searching``): a file
@@ -41,12 +49,14 @@ import functools
 import itertools
 import math
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from .errors import ConfigError
+from .params import Count, declared
 from .resources import CONFIG_DIR
 
 
@@ -284,25 +294,34 @@ def _sweep_needs_m(override: str) -> ConfigError:
                        f"(or write {key}=[{value}] for a list, {key}='{value}' for text)")
 
 
-def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), loader=None,
-                  keep: bool = False) -> DictConfig:
+def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), keep: bool = False) -> DictConfig:
     """The job config with its ``hydra`` node, checked: the overrides, then every value.
-    ``loader``: Hydra's config loader to compose with (``hydra_app.config_loader``; default
-    a fresh one). ``keep``: return the config as Hydra composed it (``scenarios`` as given;
+    ``keep``: return the config as Hydra composed it (``scenarios`` as given;
     the check is on a normalised copy), for Hydra to run."""
     from . import config_rules
 
     config_rules.refuse_secrets(overrides)
     user_dirs(extra_dirs)                  # a missing --config-dir folder: one line, first
     check_overrides(overrides, extra_dirs)
-    _parse(overrides)
+    for o, p in zip(overrides, _parse(overrides)):
+        if p.is_sweep_override():
+            raise _sweep_needs_m(o) if getattr(p.value(), "simple_form", False) else \
+                ConfigError(f"override '{o}': a sweep: add -m to run one job per value")
     _check_additions(overrides, extra_dirs)
     try:
-        cfg = _hydra_compose(overrides, extra_dirs, loader)
+        cfg = _hydra_compose(overrides, extra_dirs)
     except ConfigError:
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
-        raise _composition_error(e, overrides, extra_dirs) from None
+        raise (_yaml_error(e) or _composition_error(e, overrides, extra_dirs)) from None
+    return _check_composed(cfg, overrides, extra_dirs, keep)
+
+
+def _check_composed(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str | Path],
+                    keep: bool = False) -> DictConfig:
+    """``cfg``, composed from ``overrides``, checked (``_compose_full``); returns it."""
+    from . import config_rules
+
     config_rules.refuse_key_reads(cfg, overrides)     # first: no later message may hold the key
     _check_added_parents(cfg, overrides, extra_dirs)
     _check_resolves(cfg, overrides)
@@ -314,8 +333,40 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), l
 
         checked = copy.deepcopy(cfg)
     normalise(checked)
-    config_rules.validate(checked, overrides)
+    config_rules.validate(checked, overrides, option_files(cfg, extra_dirs))
     return cfg
+
+
+def option_files(cfg: DictConfig, extra_dirs: Sequence[str | Path]) -> dict[str, str]:
+    """Top-level node -> the file in a user's config folder (``--config-dir``) it came from:
+    the chosen option of its group (``DIR/GROUP/OPTION.yaml``), or for the other nodes a
+    folder's ``config.yaml`` that replaced the packaged one; named in a one-line error."""
+    dirs = [Path(d) for d in user_dirs(extra_dirs)]
+    if not dirs:
+        return {}
+    choices = choices_of(cfg.hydra.runtime.choices) if OmegaConf.select(cfg, "hydra.runtime.choices") else {}
+    out = {}
+    for group, option in choices.items():
+        found = next((d / group / f"{option}.yaml" for d in dirs if (d / group / f"{option}.yaml").is_file()), None)
+        if found is not None and "/" not in group:
+            out[group] = str(found)
+    primary = next((d / "config.yaml" for d in dirs if (d / "config.yaml").is_file()), None)
+    if primary is not None:
+        out.update({str(k): str(primary) for k in cfg.keys() if str(k) not in choices and str(k) != "hydra"})
+    return out
+
+
+def _yaml_error(e: Exception) -> ConfigError | None:
+    """One line naming the file, line and column of a config file that is not YAML (a tab,
+    an unclosed quote), from PyYAML's error; None for any other error."""
+    import yaml
+
+    mark = getattr(e, "problem_mark", None)
+    if not isinstance(e, yaml.MarkedYAMLError) or mark is None:
+        return None
+    context = f" ({e.context})" if e.context else ""
+    return ConfigError(f"{mark.name}: line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
+                       f"{' '.join(str(e.problem).split())}{context}")
 
 
 REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}
@@ -376,20 +427,27 @@ def _unresolved(where: str, text: str | None, e: Exception, deleted: dict[str, s
     return f"{where}: cannot resolve {text or 'it'} ({type(e).__name__}: {reason[:120]})"
 
 
-def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = (), loader=None) -> DictConfig:
-    from .hydra_speedups import install
-
-    install()
-    if loader is not None:              # as Hydra.run composes a run's config
-        from hydra.types import RunMode
-
-        return loader.load_configuration(config_name="config", overrides=list(overrides), run_mode=RunMode.RUN)
+def _hydra_compose(overrides: list[str], extra_dirs: Sequence[str | Path] = ()) -> DictConfig:
+    """The config for ``overrides`` with its ``hydra`` node, composed by Hydra's compose API
+    (the packaged configs, after ``extra_dirs``: ``searching``)."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
     with searching(extra_dirs), \
             initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3", job_name="mtsbench"):
         return hydra_compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+
+
+def _hydra_group_options(group: str, extra_dirs: Sequence[str | Path] = ()) -> list[str]:
+    """The options of one of Hydra's own groups (``hydra/launcher``), as Hydra's config
+    loader lists them (its built-in ones, the packaged ones, ``extra_dirs``' ones)."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.object_type import ObjectType
+
+    with searching(extra_dirs), \
+            initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3", job_name="mtsbench"):
+        return GlobalHydra.instance().config_loader().get_group_options(group, results_filter=ObjectType.CONFIG)
 
 
 def _parse(overrides: list[str]) -> list:
@@ -424,15 +482,15 @@ def _added_key(override: str, extra_dirs: Sequence[str | Path]) -> str | None:
 
 
 def _check_additions(overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
-    from . import config_rules
+    from . import config_check
 
     for o in overrides:
         key = _added_key(o, extra_dirs)
-        if key is not None and not config_rules.known(key):
-            close = difflib.get_close_matches(key, list(config_rules.RULES), n=1)
+        if key is not None and not config_check.known(key):
+            close = difflib.get_close_matches(key, config_check.known_keys(), n=1)
             tip = f"; did you mean '{close[0]}'?" if close else ""
             raise ConfigError(f"override '{o}': cannot add '{key}': no component reads it ('+' adds only a "
-                              f"key mtsbench.config_rules knows, under an existing node; to set an existing "
+                              f"parameter a component declares, under an existing node; to set an existing "
                               f"key, drop the '+'){tip}")
 
 
@@ -471,43 +529,54 @@ def _takes(target: str, name: str) -> bool:
 
 
 def _composition_error(e: Exception, overrides: list[str], extra_dirs: Sequence[str | Path]) -> ConfigError:
-    """One line for an error Hydra raised while composing ``overrides``."""
-    import re
+    """One line for an error Hydra raised while composing ``overrides``: the first key
+    override that cannot apply to the config the overrides before it compose to (with
+    every group choice) is named: a key to set that does not exist (with a did-you-mean or
+    the keys its node has), a ``+KEY`` that exists already, a ``~KEY`` with nothing to
+    delete. Otherwise Hydra's first line, with the overrides."""
+    from hydra.core.override_parser.types import OverrideType
 
-    text = str(e).strip()
-    first = (text.splitlines() or [type(e).__name__])[0]
-    by_key = {o.partition("=")[0].strip().lstrip("+~"): o for o in overrides}
-    m = re.match(r"Could not override '([^']+)'", text)
-    if m:
-        key = m.group(1)
-        o = by_key.get(key, key)
-        rest = [x for x in overrides if x != o]
-        return ConfigError(f"override '{o}': no such key '{key}'{_suggest(key, rest, extra_dirs)}")
-    m = re.match(r"Could not append to config\. An item is already at '([^']+)'", text)
-    if m:
-        key = m.group(1)
-        o = by_key.get(key, key)
-        return ConfigError(f"override '{o}': '{key}' exists already; drop the '+' to set it ({key}={o.partition('=')[2]})")
-    m = re.match(r"Could not delete from config\. '([^']+)' does not exist", text)
-    if m:
-        return ConfigError(f"override '{by_key.get(m.group(1), '~' + m.group(1))}': no such key '{m.group(1)}' to delete")
-    m = re.match(r"Ambiguous value for argument '([^']+)'", text)
-    if m:
-        return _sweep_needs_m(m.group(1))
+    known = groups(extra_dirs)
+    parsed = _parse(overrides)
+    chosen = [o for o, p in zip(overrides, parsed) if _chooses_option(p, known)]
+    keyed = [(o, p) for o, p in zip(overrides, parsed) if not _chooses_option(p, known)]
+    cfg = None
+    for n, (o, p) in enumerate(keyed):
+        if cfg is None or keyed[n - 1][1].type != OverrideType.CHANGE:   # what the ones before made of it
+            try:
+                cfg = _hydra_compose(chosen + [k for k, _ in keyed[:n]], extra_dirs)
+            except Exception:  # noqa: BLE001 - an override before this one fails: Hydra's line
+                break
+        key = p.key_or_group
+        there = _has(cfg, key)
+        if p.type == OverrideType.CHANGE and not there:
+            return ConfigError(f"override '{o}': no such key '{key}'{_suggest(key, cfg)}")
+        if p.type == OverrideType.ADD and there:
+            return ConfigError(f"override '{o}': '{key}' exists already; drop the '+' to set it "
+                               f"({key}={o.partition('=')[2]})")
+        if p.type == OverrideType.DEL and not there:
+            return ConfigError(f"override '{o}': no such key '{key}' to delete")
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
     return ConfigError(f"overrides {' '.join(overrides) or '(none)'}: {type(e).__name__}: {first}")
 
 
-def _suggest(key: str, other_overrides: list[str], extra_dirs: Sequence[str | Path]) -> str:
-    """`` (did you mean 'retrieval.candidates'?)`` or the keys the node has, for an unknown key."""
-    cfg = None
-    for attempt in (other_overrides, []):
-        try:
-            cfg = _hydra_compose(attempt, extra_dirs)
-            break
-        except Exception:  # noqa: BLE001 - only a hint is lost
-            continue
-    if cfg is None:
-        return ""
+def _chooses_option(parsed, known: dict[str, list[str]]) -> bool:
+    """Does a parsed override choose a config group's option (``GROUP=OPTION``,
+    ``hydra/launcher=...``), rather than set a key?"""
+    key = parsed.key_or_group.strip()
+    return "/" in key or key in known
+
+
+def _has(cfg: DictConfig, key: str) -> bool:
+    """Is there a key ``key`` (dotted) in ``cfg``?"""
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent, default=None) if parent else cfg
+    return isinstance(node, DictConfig) and leaf in node
+
+
+def _suggest(key: str, cfg: DictConfig) -> str:
+    """`` (did you mean 'retrieval.candidates'?)`` or the keys the node has, for a key
+    ``cfg`` does not have."""
     parent, _, leaf = key.rpartition(".")
     node = OmegaConf.select(cfg, parent, default=None) if parent else cfg
     if parent and not isinstance(node, DictConfig):
@@ -523,11 +592,10 @@ def _suggest(key: str, other_overrides: list[str], extra_dirs: Sequence[str | Pa
     return f" ({where} has: {', '.join(keys)})" if keys else f" ({where} has no keys)"
 
 
-def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
+def check_run(argv: Sequence[str]) -> DictConfig | None:
     """Check what ``mtsbench run ARGV`` would run before Hydra launches anything: compose
-    the job (for a sweep, its first job; with ``loader``, Hydra's config loader, as
-    ``Hydra.run`` composes) and validate it, then check a sweep's other jobs without
-    composing each (``_check_sweep``); ``ConfigError`` (one line) for the first problem.
+    the job (for a sweep, its first job) and validate it, then every value of a sweep's
+    swept keys (``_check_sweep``); ``ConfigError`` (one line) for the first problem.
     Returns the (first) job's config with its ``hydra`` node, as composed. With Hydra's
     informational flags (``--cfg``, ``--info``, ``--help``, ...) nothing is checked (None)
     but secrets on the command line, refused always."""
@@ -555,11 +623,11 @@ def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
     for o, p in zip(overrides, parsed):
         if p.is_sweep_override() and not p.is_discrete_sweep():
             raise ConfigError(f"override '{o}': only comma lists, range() and choice() can be swept")
-        if p.is_sweep_override() and _sweep_size(o, p, known, loader) == 0:
+        if p.is_sweep_override() and _sweep_size(o, p, known, dirs) == 0:
             raise ConfigError(f"override '{o}': the sweep has no values")
-    first = [f"{p.get_key_element()}={next(iter(_swept(o, p, known, loader)))}" if p.is_sweep_override() else o
+    first = [f"{p.get_key_element()}={next(iter(_swept(o, p, known, dirs)))}" if p.is_sweep_override() else o
              for o, p in zip(overrides, parsed)]
-    cfg = _compose_full(first, dirs, loader, keep=True)
+    cfg = _compose_full(first, dirs, keep=True)
     multirun = multirun or "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
     swept = [o for o, p in zip(overrides, parsed) if p.is_sweep_override()]
     if not multirun:
@@ -571,15 +639,23 @@ def check_run(argv: Sequence[str], loader=None) -> DictConfig | None:
     chosen: dict[str, tuple[str, object]] = {}   # as Hydra's basic sweeper: the command line wins over params
     for o, p in zip(args, _parse(args)):
         chosen[p.get_key_element()] = (o, p)
-    sizes = {key: _sweep_size(o, p, known, loader) if p.is_sweep_override() else 1 for key, (o, p) in chosen.items()}
+    sizes = {key: _sweep_size(o, p, known, dirs) if p.is_sweep_override() else 1 for key, (o, p) in chosen.items()}
     _check_sweep_size(cfg, sizes)             # before listing the jobs: range(0,10000000000) would fill memory
-    axes = {key: [f"{key}={v}" for v in _swept(o, p, known, loader)] if p.is_sweep_override() else [o]
+    axes = {key: [f"{key}={v}" for v in _swept(o, p, known, dirs)] if p.is_sweep_override() else [o]
             for key, (o, p) in chosen.items()}
     _check_sweep(cfg, axes, first, dirs)
     return cfg
 
 
 DEFAULT_MAX_JOBS = 10000      # sweep.max_jobs when the config has none (a --config-dir config.yaml of its own)
+
+
+@declared(node="sweep")
+@dataclass(frozen=True)
+class SweepOptions:
+    """The ``sweep`` node: a sweep of more jobs than ``max_jobs`` is refused before it starts."""
+
+    max_jobs: Count = DEFAULT_MAX_JOBS
 
 
 def _check_sweep_size(cfg: DictConfig, sizes: dict[str, int]) -> None:
@@ -593,17 +669,14 @@ def _check_sweep_size(cfg: DictConfig, sizes: dict[str, int]) -> None:
                           f"sweep fewer values, or raise the cap with sweep.max_jobs={jobs}")
 
 
-def _glob_names(o: str, p, known: dict[str, list[str]], loader) -> list[str]:
-    """The options ``GROUP=glob(...)`` picks (Hydra reads them through its config loader,
-    which an override has not while ``mtsbench run`` checks it); ``ConfigError`` for a key
-    that is not a config group."""
+def _glob_names(o: str, p, known: dict[str, list[str]], dirs: Sequence[str | Path]) -> list[str]:
+    """The options ``GROUP=glob(...)`` picks (``dirs``: the user's config folders);
+    ``ConfigError`` for a key that is not a config group."""
     key = p.key_or_group.strip().lstrip("+~")
     if key in known:
         names = known[key]
-    elif "/" in key and loader is not None:          # Hydra's own groups: hydra/launcher=glob(*)
-        from hydra.core.object_type import ObjectType
-
-        names = loader.get_group_options(key, results_filter=ObjectType.CONFIG)
+    elif "/" in key:          # Hydra's own groups: hydra/launcher=glob(*)
+        names = _hydra_group_options(key, dirs)
     else:
         hint = difflib.get_close_matches(key, list(known), n=1)
         raise ConfigError(f"override '{o}': glob() picks options of a config group, and '{key}' is not one "
@@ -611,22 +684,22 @@ def _glob_names(o: str, p, known: dict[str, list[str]], loader) -> list[str]:
     return p.value().filter(list(names))
 
 
-def _swept(o: str, p, known: dict[str, list[str]], loader):
+def _swept(o: str, p, known: dict[str, list[str]], dirs: Sequence[str | Path]):
     """The values (text) a sweep override takes, lazily (a range is not listed)."""
     from hydra.core.override_parser.types import Glob
 
     if isinstance(p.value(), Glob):
-        return iter(_glob_names(o, p, known, loader))
+        return iter(_glob_names(o, p, known, dirs))
     return p.sweep_string_iterator()
 
 
-def _sweep_size(o: str, p, known: dict[str, list[str]], loader) -> int:
+def _sweep_size(o: str, p, known: dict[str, list[str]], dirs: Sequence[str | Path]) -> int:
     """How many values a sweep override takes, counted without listing them."""
     from hydra.core.override_parser.types import ChoiceSweep, Glob, RangeSweep
 
     value = p.value()
     if isinstance(value, Glob):
-        return len(_glob_names(o, p, known, loader))
+        return len(_glob_names(o, p, known, dirs))
     if isinstance(value, RangeSweep):
         try:
             values = value.range()
@@ -641,165 +714,73 @@ def _sweep_size(o: str, p, known: dict[str, list[str]], loader) -> int:
     return len(value) if isinstance(value, list) else 1
 
 
-# keys whose node is also checked whole (config_rules._whole_nodes): a swept value is composed
-_WHOLE_NODES = ("preload", "generate", "motivation")
 SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
 
 
 def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
                  extra_dirs: Sequence[str | Path]) -> None:
     """The jobs of a sweep beyond the first one (``cfg``, composed from ``first``), checked
-    without composing each: every value of every swept key once, by itself.
-
-    - ``GROUP=OPTION``: the option exists (a did-you-mean otherwise) and its file, and the
-      options its defaults list picks, hold only values their keys' rules accept
-      (``_option_checked``);
-    - ``KEY=VALUE``: the key exists in the first job and the value passes its rule
-      (``_value_checked``).
-
-    A value that cannot be told this way (an interpolation, ``+``/``~``, a node checked
-    whole, an option from a plugin or with a ``@package`` of its own, an option choosing the
-    group whose node a key override sets: ``arousal=knn`` with ``arousal.r=0.3``) is
-    composed into the first job's overrides, each once: its usual one line names what is
-    wrong. Two or more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations
-    have each combination composed (checks across nodes: ``system=bm25`` with
-    ``retrieval=hybrid``). A sweep of one swept group costs one composition, not one per job."""
+    by composing every value of every swept key once, the other keys at their first value
+    (Hydra's compose API, each composition checked as ``compose`` checks one): the usual
+    one line names what is wrong, before any job starts. A value of a key (``seed=3``) is
+    checked on the first job's config with that value set (``_value_checked``). Two or
+    more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
+    across nodes: ``system=bm25`` with ``retrieval=hybrid``). A sweep of N values of one
+    key costs N compositions, not one per job."""
     known = groups(extra_dirs)
-    keys = list(axes)
-    base = [values[0] for values in axes.values()]
-    nodes = {k.lstrip("+~").split(".")[0] for k in keys if not _group_of(k, known)}   # what key overrides set
-    adding = any(k.startswith(("+", "~")) and not _group_of(k, known) for k in keys)
-    check_overrides([v for values in axes.values() for v in values], extra_dirs)
-    seen: dict[tuple[str, str], set[str]] = {}
+    lists = list(axes.values())
+    base = [values[0] for values in lists]
+    check_overrides([v for values in lists for v in values], extra_dirs)   # a did-you-mean before composing
     composed = {tuple(sorted(first))}
-    for i, (key, values) in enumerate(axes.items()):
-        group = _group_of(key, known)
+
+    def composing(job: list[str]) -> None:
+        if tuple(sorted(job)) not in composed:
+            composed.add(tuple(sorted(job)))
+            _compose_full(job, extra_dirs)
+
+    for i, values in enumerate(lists):
         for o in values:
-            if o in first:                  # in the first job: composed and checked
-                continue
-            if group is not None:
-                option = o.partition("=")[2].strip()
-                touched: set[str] = set()      # the groups the option chooses (itself, its defaults')
-                done = _option_checked(group, option, extra_dirs, known, seen, touched) \
-                    and not adding and not touched & nodes
-            else:
-                done = _value_checked(o, cfg, known)
-            job = base[:i] + [o] + base[i + 1:]
-            if not done and tuple(sorted(job)) not in composed:
-                composed.add(tuple(sorted(job)))
-                _compose_full(job, extra_dirs)
-    swept = [i for i, (k, v) in enumerate(axes.items()) if _group_of(k, known) and len(v) > 1]
-    combos = math.prod(len(list(axes.values())[i]) for i in swept)
-    if len(swept) > 1 and combos <= SWEEP_COMBOS_COMPOSED:   # options checked together (system x retrieval)
-        lists = list(axes.values())
+            if o not in first and not _value_checked(cfg, first, o, known, extra_dirs):
+                composing(base[:i] + [o] + base[i + 1:])
+    swept = [i for i, k in enumerate(axes) if _group_of(k, known) and len(lists[i]) > 1]
+    if len(swept) > 1 and math.prod(len(lists[i]) for i in swept) <= SWEEP_COMBOS_COMPOSED:
         for choice in itertools.product(*(lists[i] for i in swept)):
             job = list(base)
             for i, o in zip(swept, choice):
                 job[i] = o
-            if tuple(sorted(job)) not in composed:
-                composed.add(tuple(sorted(job)))
-                _compose_full(job, extra_dirs)
+            composing(job)
+
+
+def _value_checked(cfg: DictConfig, first: list[str], override: str, known: dict[str, list[str]],
+                   extra_dirs: Sequence[str | Path]) -> bool:
+    """True when ``override`` (one value of a swept key) sets a value the first job's config
+    ``cfg`` (composed from ``first``) has, and was checked on a copy of ``cfg`` with that
+    value set as Hydra sets one (``OmegaConf.update``) - the checks of a composed job, at
+    no composition's cost (a sweep of ``seed=range(0,100)`` composes once). False when it is
+    more than a value (a group's option, a node, ``+``/``~``, an interpolation, a list, a
+    ``hydra.`` key, a key the first job lacks): the job is composed instead."""
+    import copy
+
+    from hydra.core.override_parser.types import OverrideType
+
+    p = _parse([override])[0]
+    key = p.key_or_group
+    if p.type != OverrideType.CHANGE or p.package is not None or key.startswith("hydra") \
+            or _chooses_option(p, known) or not _has(cfg, key):
+        return False
+    value = p.value()
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if isinstance(value, (dict, list)) or "${" in str(value) or OmegaConf.is_interpolation(node, leaf) \
+            or OmegaConf.is_config(OmegaConf.select(node, leaf, throw_on_missing=False)):
+        return False
+    job = copy.deepcopy(cfg)
+    OmegaConf.update(job, key, value, merge=True)
+    _check_composed(job, [o for o in first if _parse([o])[0].key_or_group != key] + [override], extra_dirs)
+    return True
 
 
 def _group_of(key: str, known: dict[str, list[str]]) -> str | None:
     """The config group a sweep key chooses an option of (None for a value's key)."""
     name = key.strip().lstrip("+~").partition("@")[0]
     return name if name in known else None
-
-
-def _option_checked(group: str, option: str, extra_dirs: Sequence[str | Path], known: dict[str, list[str]],
-                    seen: dict[tuple[str, str], set[str]], touched: set[str]) -> bool:
-    """True when option ``option`` of ``group`` (and each option its defaults list picks)
-    was checked from its file alone; ``ConfigError`` for a value its key's rule refuses;
-    False when its file cannot be checked alone (the job is composed instead). ``touched``
-    gets the groups whose option it decides (``seen``: those of the options checked)."""
-    from . import config_rules
-
-    touched.add(group)
-    if (group, option) in seen:
-        touched.update(seen[(group, option)])
-        return True
-    mine = seen[(group, option)] = {group}
-    if option in ("null", "None") and group in COMPOSITE_GROUPS:
-        return True
-    if option not in known.get(group, ()):
-        return False
-    path = next((p for p in (Path(d) / group / f"{option}.yaml"
-                             for d in (*user_dirs(extra_dirs), CONFIG_DIR, *plugin_dirs()))
-                 if p.is_file()), None)
-    if path is None:
-        return False
-    try:
-        text = path.read_text(encoding="utf-8")
-        node = OmegaConf.create(text) if text.strip() else OmegaConf.create({})
-    except Exception:  # noqa: BLE001 - unreadable or not YAML: composing says so in its words
-        return False
-    name = config_rules.key_interpolation(text, config_rules.key_variables())
-    if name:
-        raise ConfigError(f"{group}={option} ({path}): {config_rules._reads_key('its values', name)}")
-    header = next((line.split("@package", 1)[1].strip() for line in text.splitlines()
-                   if line.startswith("#") and "@package" in line), None)
-    if header not in (None, "_global_", "_group_") or not isinstance(node, DictConfig):
-        return False
-    defaults = node.get("defaults") or []
-    for entry in defaults:
-        if isinstance(entry, str) and entry == "_self_":
-            continue
-        if not isinstance(entry, DictConfig) or len(entry) != 1:
-            return False
-        name, choice = next(iter(entry.items()))
-        name = str(name).removeprefix("override ").strip().lstrip("/")
-        if name not in known or not isinstance(choice, (str, type(None))):
-            return False
-        if choice is not None and not _option_checked(name, str(choice), extra_dirs, known, seen, mine):
-            return False
-        mine.add(name)
-    body = {k: v for k, v in OmegaConf.to_container(node, resolve=False).items() if k != "defaults"}
-    if header != "_global_":   # (unresolved: `seed: ${seed}` read inside its own node would recurse)
-        body = {group: body}
-    placed = OmegaConf.create(body)
-    for key in config_rules.PARSED:
-        try:
-            value = config_rules._value(placed, key)
-        except Exception:  # noqa: BLE001 - an interpolation: resolved in the job only
-            return False
-        if value is config_rules._MISSING:
-            continue
-        message = config_rules.problem(key, value) or (
-            config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None)
-        if message:
-            raise ConfigError(message)
-    touched.update(mine)
-    return True
-
-
-def _value_checked(override: str, cfg: DictConfig, known: dict[str, list[str]]) -> bool:
-    """True when ``KEY=VALUE`` was checked by itself: KEY exists in the (first) job ``cfg``
-    and VALUE passes KEY's rule (``ConfigError`` if not); False when composing must tell."""
-    from hydra.core.override_parser.types import OverrideType
-
-    from . import config_rules
-
-    p = _parse([override])[0]
-    key = p.key_or_group
-    if p.type != OverrideType.CHANGE or p.package is not None or key.startswith("hydra") \
-            or key.split(".")[0] in _WHOLE_NODES or key.endswith("_target_") or _group_of(key, known):
-        return False
-    try:
-        node = OmegaConf.select(cfg, key, default=_MISSING_NODE, throw_on_missing=False)
-        value = p.value()
-    except Exception:  # noqa: BLE001 - an interpolation or a syntax Hydra alone reads
-        return False
-    if node is _MISSING_NODE or isinstance(node, DictConfig) or isinstance(value, dict) \
-            or "${" in str(value) or p.is_sweep_override():
-        return False
-    if key == "scenarios":
-        value = scenario_list(value)
-    message = config_rules.problem(key, value) or (
-        config_rules.secret_problem(key, value) if key == "llm.api_key_env" else None)
-    if message:
-        raise ConfigError(message)
-    return True
-
-
-_MISSING_NODE = object()

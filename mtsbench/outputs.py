@@ -138,7 +138,21 @@ def write_run(out_dir: Path, runs: list, meta: dict) -> pd.DataFrame:
     writer = RunWriter(out_dir, meta, [run.scenario.id for run in runs])
     for run in runs:
         writer.add(run)
-    return writer.finish("complete")
+    return finish_run(writer, "complete")
+
+
+def finish_run(writer, status: str, stopped: dict | None = None) -> pd.DataFrame | None:
+    """End a streamed run (``RunWriter.finish``) and compute its metrics, report and summary
+    from what it wrote (``evaluate_dir``); returns the metrics table, None if a write had
+    failed before. An evaluation that raises marks the run as a failed write would."""
+    scenarios = writer.finish(status, stopped)
+    if scenarios is None:
+        return None
+    try:
+        return evaluate_dir(writer.out_dir, scenarios)
+    except BaseException as e:
+        writer.fail(status, stopped, e)
+        raise
 
 
 LLM_ROW = "llm"      # the check of metrics.csv's LLM accounting rows

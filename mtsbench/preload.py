@@ -18,39 +18,37 @@ the haystack.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import ConfigError
+from .params import Count, Natural, NonNegative, Seed, Share, declared
 from .scenario.vocab import FIELDS
 from .seeding import generator
-from .specs import integers, known_keys, numbers
 from .synthetic import CHUNK, draw_history, field_texts, fill, place
 
 
+@declared(node="preload")
 @dataclass(frozen=True)
 class PreloadSpec:
-    memories: int = 0
-    days: float = 365.0
-    fields: int = 12
-    important: float = 0.05
-    recall_rate: float = 0.5
-    seed: int = 0
+    """The ``preload`` config node; a bad value is a one-line ``ConfigError`` naming ``preload.KEY``."""
+
+    memories: Natural = 0
+    days: NonNegative = 365.0
+    fields: Count = 12
+    important: Share = 0.05
+    recall_rate: NonNegative = 0.5
+    seed: Seed = 0
 
     def __post_init__(self):
-        integers(self, {"memories": 0, "fields": 1, "seed": 0}, ConfigError, "preload.")
-        numbers(self, {"days": None, "important": 1.0, "recall_rate": None}, ConfigError, "preload.")
         if self.fields > len(FIELDS["en"]):
             raise ConfigError(f"preload.fields: expected at most {len(FIELDS['en'])}, got {self.fields}")
 
     @classmethod
     def from_config(cls, node) -> "PreloadSpec":
         """The spec of a ``preload`` config node (None or missing: nothing to load)."""
-        if node is None:
-            return cls()
-        known_keys(node, sorted(f.name for f in fields(cls)), "preload", "a preload option")
-        return cls(**{k: node[k] for k in node})
+        return cls() if node is None else cls(**{k: node[k] for k in node})
 
 
 def preload(agent, spec: PreloadSpec, language: str = "en") -> np.ndarray:

@@ -29,16 +29,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from . import evidence
-from .config import ConfigError, scenario_list
+from .config import scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
+from .outputs import finish_run
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
+from .params import build
 from .results import Recorder
+from .run_options import ProbeOptions
 from .scenario.catalog import resolve
 from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
@@ -53,34 +55,35 @@ from .workload import Probes
 @dataclass
 class ScenarioRun:
     """One scenario's records, totals, trace events (without a ``scenario`` field) and
-    timeline rows — with a ``sink``, only those it did not take."""
+    timeline rows — with a ``sink``, only those it did not take — and the evaluation's
+    depths and budgets (``evaluation.recall_at``, ``evaluation.recall_at_tokens``)."""
 
     scenario: Scenario
     records: list[dict] = field(default_factory=list)
     totals: Totals = field(default_factory=Totals)
     trace: list[dict] = field(default_factory=list)
     timeline: list[dict] = field(default_factory=list)
+    depths: tuple[int, ...] = ()
+    budgets: tuple[int, ...] = ()
 
     @property
     def rows(self) -> list[dict]:
-        """The scenario's metric rows (evaluated from its records, default depths)."""
-        return scenario_rows(pd.DataFrame(self.records), self.scenario, evidence.DEFAULT_DEPTHS)
+        """The scenario's metric rows (evaluated from its records at the configured depths)."""
+        return scenario_rows(pd.DataFrame(self.records), self.scenario, self.depths, self.budgets)
 
 
 def build_system(cfg: DictConfig, scenario: Scenario) -> MemorySystem:
     """A fresh system from ``cfg.system``, started on ``scenario``."""
-    system = instantiate(cfg.system)
+    system = build(cfg.system, "system")
     system.start(Context(scenario.id, scenario.language, scenario.start,
                          tuple(s.text for s in scenario.steps if s.text)))
     return system
 
 
 def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
-    """The scenario with every probe asked at ``motivation`` (None: unchanged)."""
+    """The scenario with every probe asked at ``motivation`` (None: unchanged; in [0, 1]: ``ProbeOptions``)."""
     if motivation is None:
         return scenario
-    if not 0.0 <= motivation <= 1.0:
-        raise ConfigError(f"probes.motivation={motivation}: expected a number from 0 to 1, or null")
     steps = tuple(replace(s, motivation=float(motivation)) if s.kind == "probe" else s for s in scenario.steps)
     return replace(scenario, steps=steps)
 
@@ -117,7 +120,7 @@ def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None =
 
 def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
                   sink: Callable[[str, list[dict]], None] | None) -> ScenarioRun:
-    scenario = at_motivation(scenario, OmegaConf.select(cfg, "probes.motivation"))
+    scenario = at_motivation(scenario, ProbeOptions(**(OmegaConf.select(cfg, "probes") or {})).motivation)
     started = time.perf_counter()
     if progress is not None:
         memories = OmegaConf.select(cfg, "preload.memories", default=0) or 0
@@ -128,7 +131,7 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
         progress.phase(f"scenario {scenario.id}: built in {time.perf_counter() - started:.1f} s; "
                        f"{len(scenario.steps):,} steps")
     depth = evidence.rank_depth_of(cfg)
-    workload = instantiate(cfg.workload) if cfg.get("workload") is not None else Probes()
+    workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
     answering = Answering.from_config(OmegaConf.select(cfg, "answer"))
     timeline = Timeline(scenario)
@@ -191,7 +194,8 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
     read_events(list(waiting))            # never summarized (summarization off): judged as they are
     read_counts(None)
     totals = system.totals()
-    return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows)
+    return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows,
+                       evidence.depths_of(cfg), evidence.budgets_of(cfg))
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
@@ -251,7 +255,7 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     except Exception as e:
         _stopped(writer, "failed", {"error": one_line(e), "scenario": current and current.id})
         raise
-    return writer.finish("complete")
+    return finish_run(writer, "complete")
 
 
 def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
@@ -260,7 +264,7 @@ def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:
     reason), the directory marked as far as it can be."""
     with signals_held():
         try:
-            writer.finish(status, stopped)
+            finish_run(writer, status, stopped)
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass
 

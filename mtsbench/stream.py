@@ -16,8 +16,10 @@ rows at most: a scenario of fewer than ``CHUNK_ROWS`` rows is one row group; a s
 is renamed, several are joined by a ``ParquetWriter`` into a temporary file then renamed)
 and the ``.partial`` folders are removed, with them the hidden parts of a scenario that
 did not finish; ``results.parquet`` gets its final
-``status`` (``complete``, ``interrupted`` or ``failed``; ``stopped`` says why) and the
-metrics, ``report.md`` and ``summary.json`` (last) are computed from it.
+``status`` (``complete``, ``interrupted`` or ``failed``; ``stopped`` says why). The writer
+only writes: the metrics, ``report.md`` and ``summary.json`` (last) are computed from what it
+wrote by the caller (``mtsbench.outputs.finish_run``), which marks the run through
+``mark`` if that fails.
 
 Every file is written atomically (``mtsbench.atomic``). If a write fails (``OutputError``:
 a full disk, an unwritable place) nothing is renamed into place after it: the directory
@@ -209,11 +211,11 @@ class RunWriter:
             write_atomic(self.out_dir / "summary.json", json.dumps(
                 {"status": "running", "scenarios_done": done, "scenarios_planned": self.planned}, indent=2) + "\n")
 
-    def finish(self, status: str, stopped: dict | None = None) -> pd.DataFrame | None:
-        """End the run with ``status``; returns the metrics table (None if a write had
-        failed before: then only ``summary.json`` is marked, if it can be)."""
-        from .outputs import evaluate_dir
-
+    def finish(self, status: str, stopped: dict | None = None) -> dict | None:
+        """End the run with ``status``: the results get their final status and the streams
+        become one file each. Returns the scenarios written (id -> scenario, for the
+        evaluation), or None if a write had failed before: then only ``summary.json`` is
+        marked, if it can be."""
         assert status in STATUSES, status
         if self.broken:
             self.mark(status, stopped)
@@ -223,11 +225,16 @@ class RunWriter:
             self._save(status, stopped)
             for name in STREAMS:
                 join_parts(self._partial(name), self.out_dir / name, SCHEMAS[name])
-            return evaluate_dir(self.out_dir, {sc.id: sc for sc in self.done})
+            return {sc.id: sc for sc in self.done}
         except BaseException as e:
-            self.broken = True
-            self.mark("failed" if status == "complete" else status, stopped or {"error": type(e).__name__})
+            self.fail(status, stopped, e)
             raise
+
+    def fail(self, status: str, stopped: dict | None, error: BaseException) -> None:
+        """Writing or evaluating the run failed with ``error``: mark it (``failed`` if it was
+        to be ``complete``)."""
+        self.broken = True
+        self.mark("failed" if status == "complete" else status, stopped or {"error": type(error).__name__})
 
     def mark(self, status: str, stopped: dict | None = None) -> None:
         """Best effort after a failed write: ``summary.json`` says ``status`` and what was

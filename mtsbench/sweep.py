@@ -16,7 +16,8 @@
 - ``SweepSummary`` (a Hydra callback) locks the sweep's folder as the sweep starts (one
   writer per folder: ``mtsbench.folder_lock``; another process writing there is one line,
   exit 2), and counts the jobs and their expectations passed when the
-  sweep ends, and writes the sweep's report into its folder (``mtsbench report DIR``'s); ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
+  sweep ends (naming each job that failed or did not meet an expectation: its number, overrides
+  and ``failure.json`` or ``report.md``), and writes the sweep's report into its folder (``mtsbench report DIR``'s); ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
   because another process held its folder's lock: ``busy_jobs``), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
 """
@@ -44,7 +45,6 @@ warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
 busy_jobs: list[str] = []       # ... and those not run: their folder's lock held by another process
 resume: Path | None = None      # set by `mtsbench run -m --resume DIR`
 last_sweep_dir: Path | None = None   # the directory of this process's last sweep (set by the launcher)
-prechecked = False              # set by `mtsbench run` once config.check_run has checked every job
 lane: dict = {}                 # in a worker of hydra/launcher=local: what its jobs share (set once)
 
 
@@ -106,14 +106,6 @@ def _expectations(job_dir: Path) -> tuple[int, int]:
         return int(overall.get("passed") or 0), int(overall.get("checks") or 0)
     except (OSError, ValueError, KeyError, TypeError):
         return 0, 0
-
-
-def _too_many_failures(job_dir: Path) -> bool:
-    try:
-        summary = json.loads((job_dir / "summary.json").read_text(encoding="utf-8"))
-        return bool(summary["overall"].get("llm_failure_rate_exceeded"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
 
 
 # hydra/launcher options that come from a plugin: (its module, the pip extra that installs it)
@@ -197,16 +189,52 @@ class SweepSummary(Callback):
         busy = {str(Path(d).absolute()) for d in busy_jobs}
         jobs = sorted((d for d in root.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
         failed_jobs[:] = [str(d) for d in jobs if not job_complete(d) or str(d.absolute()) in busy]
-        warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and _too_many_failures(d)]
-        tail = f"; {len(failed_jobs)} failed: " + ", ".join(Path(d).name for d in failed_jobs) if failed_jobs else ""
+        warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and job_status(d) == "unreliable"]
+        overrides = _manifest(root)
+        tail = f"; {len(failed_jobs)} failed: " + _named(failed_jobs, overrides, _why_failed) if failed_jobs else ""
         if warned_jobs:
             tail += (f"; {len(warned_jobs)} above llm.max_failure_rate: "
                      + ", ".join(Path(d).name for d in warned_jobs))
-        counts = [_expectations(d) for d in jobs if str(d) not in failed_jobs]
+        complete = [d for d in jobs if str(d) not in failed_jobs]
+        counts = {str(d): _expectations(d) for d in complete}
         if counts:
-            tail += (f"; {sum(p for p, _ in counts)} of {sum(n for _, n in counts)} expectations passed"
-                     + (f" in the {len(counts)} jobs complete" if failed_jobs else ""))
+            tail += (f"; {sum(p for p, _ in counts.values())} of {sum(n for _, n in counts.values())} expectations "
+                     f"passed" + (f" in the {len(counts)} jobs complete" if failed_jobs else ""))
+        missed = [str(d) for d in complete if counts[str(d)][0] < counts[str(d)][1]]
+        if missed:
+            tail += f"; expectations not met in job{'s' if len(missed) > 1 else ''} " + _named(
+                missed, overrides, lambda d: f"{counts[str(d)][0]} of {counts[str(d)][1]} passed; {d / 'report.md'}")
         print(f"mtsbench: {len(jobs)} jobs done{tail}; report: {_report(root)}", file=sys.stderr)
+
+
+NAMED = 5      # jobs the end-of-sweep line names in each list; the report lists every one
+
+
+def _named(dirs: list[str], overrides: dict[int, list[str]], detail) -> str:
+    """``N (OVERRIDES; DETAIL), ...`` for the job folders ``dirs`` (their numbers, their
+    overrides from ``jobs.json``, ``detail(folder)``), the first ``NAMED`` of them."""
+    shown = [f"{Path(d).name} ({' '.join(overrides.get(int(Path(d).name), [])) or 'no overrides'}; "
+             f"{detail(Path(d))})" for d in dirs[:NAMED]]
+    return ", ".join(shown) + (f", and {len(dirs) - NAMED} more (see the report)" if len(dirs) > NAMED else "")
+
+
+def _why_failed(job_dir: Path) -> str:
+    """Where a failed job says why: its ``failure.json``, else its status."""
+    failure = job_dir / FAILURE_FILE
+    if failure.is_file():
+        return str(failure)
+    if str(job_dir.absolute()) in {str(Path(d).absolute()) for d in busy_jobs}:
+        return "not run: another process held its folder"
+    return job_status(job_dir)
+
+
+def _manifest(root: Path) -> dict[int, list[str]]:
+    """Each job's overrides, from the sweep's ``jobs.json`` ({} if it cannot be read)."""
+    try:
+        return {int(j["num"]): [str(o) for o in j["overrides"]]
+                for j in json.loads((root / MANIFEST).read_text(encoding="utf-8"))}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _report(root: Path) -> str:

@@ -42,7 +42,7 @@ def _after_fork_in_child() -> None:
 
 os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
 
-MODULES = ("hydra._internal.config_loader_impl", "hydra.core.utils", "hydra_plugins.mtsbench_launcher.progress_joblib",
+MODULES = ("hydra.initialize", "hydra.core.utils", "hydra_plugins.mtsbench_launcher.progress_joblib",
            "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compat", "pandas.io.formats.csvs", "threadpoolctl",
            "mtsbench.hydra_app", "mtsbench.sweep", "mtsbench.config_rules", "mtsbench.runner", "mtsbench.outputs",
            "mtsbench.report.markdown", "mtsbench.systems.mts", "mtsbench.embed.hashing")

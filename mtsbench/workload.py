@@ -13,6 +13,7 @@ besides its probes.
 
 from __future__ import annotations
 
+from .params import Kinds, Share, Top, declared
 from .systems.base import Outcome, Query
 
 
@@ -27,6 +28,7 @@ class Probes:
         return None
 
 
+@declared
 class Reply:
     """Each user turn retrieves ``k`` memories for its reply.
 
@@ -36,7 +38,7 @@ class Reply:
     ('s0', 3, 0.8, 'reply')
     """
 
-    def __init__(self, k: int = 5, kinds=("say",), default_motivation: float = 0.5):
+    def __init__(self, k: Top = 5, kinds: Kinds = ("say",), default_motivation: Share = 0.5):
         self.k = k
         self.kinds = tuple(kinds)
         self.default_motivation = default_motivation

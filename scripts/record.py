@@ -17,7 +17,8 @@ until they are merged into a packaged cassette.
 
 The chunks, in order (``CHUNKS``): the bundled scenarios the packaged cassette lacks, the ten
 of ``configs/experiment/real_llm.yaml``, then the first LoCoMo conversation
-(``locomo_conv_26``), imported from ``$LOCOMO`` (default ``/work/shared/data/locomo10.json``)
+(``locomo_conv_26``), imported from ``$LOCOMO`` (the path of LoCoMo's ``locomo10.json``; without
+it that chunk is skipped)
 into a temporary folder: the data set is never written into the repository, only the
 cassette of the calls on it (LoCoMo is CC BY-NC 4.0: ``PARTS/LOCOMO-LICENSE.md`` says so).
 LoCoMo is recorded for its attention labels and summaries (``ablate=inference``: no infer
@@ -42,6 +43,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NEW = ["field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
 LOCOMO = "locomo_conv_26"
+CLI = ["-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())"]   # `mtsbench` with a given python
 OVERRIDES = ["llm=local", "llm.threads=1", "llm.on_failure=skip"]
 LICENSE = """# LoCoMo cassettes
 
@@ -63,8 +65,8 @@ def locomo_file(tmp: Path, python: str) -> Path:
     """The first LoCoMo conversation as a scenario file in ``tmp`` (imported once)."""
     target = tmp / f"{LOCOMO}.yaml"
     if not target.is_file():
-        source = os.environ.get("LOCOMO", "/work/shared/data/locomo10.json")
-        subprocess.run([python, "-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())", "import",
+        source = os.environ["LOCOMO"]
+        subprocess.run([python, *CLI, "import",
                         "locomo", source, "-o", str(tmp), "--limit", "1"], check=True, stdout=subprocess.DEVNULL)
     return target
 
@@ -77,7 +79,7 @@ def record(name: str, parts: Path, python: str, tmp: Path) -> dict:
     if name == LOCOMO:
         scenario, extra = str(locomo_file(tmp, python)), ["ablate=inference"]
     run_dir = tmp / "runs" / name
-    cmd = ["nice", "-n", "19", python, "-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())",
+    cmd = ["nice", "-n", "19", python, *CLI,
            "run", *OVERRIDES, *extra, f"llm.record={part}", f"scenarios=[{scenario}]", f"hydra.run.dir={run_dir}"]
     began = time.monotonic()
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -120,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     parts.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mtsbench-record-") as t:
         for name in ns.only or chunks():
+            if name == LOCOMO and not os.environ.get("LOCOMO"):
+                print(f"record: {name} skipped: set LOCOMO=PATH to LoCoMo's locomo10.json", flush=True)
+                continue
             meta_file = parts / f"{name}.meta.json"
             if meta_file.is_file():
                 print(f"record: {name} already recorded, skipped", flush=True)

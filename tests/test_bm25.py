@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
+from mtsbench.errors import ConfigError
 from mtsbench.resources import CONFIG_DIR
 from mtsbench.scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
 from mtsbench.systems.base import (UNSUPPORTED, Context, EventOf, Idle, MemorySystem, Observation, Query, Ranking,
@@ -145,9 +146,9 @@ def test_it_is_a_memory_system_and_its_config_instantiates():
 
 
 def test_parameters_are_checked_at_start_and_other_variants_run():
-    with pytest.raises(ValueError, match="method"):
+    with pytest.raises(ConfigError, match="^method: expected one of lucene, robertson, atire, bm25l, bm25\\+, got 'bm26'$"):
         system(method="bm26")
-    with pytest.raises(ValueError, match="b="):
+    with pytest.raises(ConfigError, match="^b: expected a number from 0 to 1, got 1.5$"):
         system(b=1.5)
     for method in ("robertson", "atire", "bm25l", "bm25+"):
         assert ask(system(TOY, method=method), "green").ranking.ids[0] == 2
@@ -196,5 +197,5 @@ def test_stemmer_matches_inflections_and_unknown_languages_are_refused():
     assert ask(system(["she adopted two puppies"]), "puppy adoption").ranking.ids == []
     with pytest.raises(ValueError, match="stemmer 'klingon'"):
         system([], stemmer="klingon")
-    with pytest.raises(ValueError, match="context >= 0"):
+    with pytest.raises(ConfigError, match="^context: expected an integer >= 0, got -1$"):
         system([], context=-1)

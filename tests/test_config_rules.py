@@ -1,15 +1,17 @@
-"""Typed, ranged configuration (mtsbench.config_rules): every bad override is one line and
-exit 2 before anything runs, for `run`, `run -m` and `check`; every numeric field of every
-packaged option has a rule."""
+"""Typed, ranged configuration (each component's declared parameters, mtsbench.params):
+every bad override is one line and exit 2 before anything runs, for `run`, `run -m` and
+`check`; every numeric field of every packaged option is a declared parameter."""
 
 import json
+import re
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import pytest
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from mtsbench import config_rules
+from mtsbench import config_check, params
 from mtsbench.cli import main
 from mtsbench.config import compose, groups
 from mtsbench.errors import ConfigError
@@ -142,7 +144,7 @@ def test_compose_makes_scenarios_a_list():
     assert list(compose(["scenarios=/x/y.yaml"])[0].scenarios) == ["/x/y.yaml"]
 
 
-# --- the table covers every field ---------------------------------------------------------
+# --- every field of every option is declared by its component ---------------------------
 
 def _numeric_leaves(node, path=""):
     """Key paths of the int/float leaves of a composed config (interpolations resolved; a
@@ -174,16 +176,27 @@ def composed():
     return {" ".join(o) or "(defaults)": compose(o)[0] for o in _every_option()}
 
 
-def test_every_numeric_leaf_of_every_option_has_a_rule(composed):
+def _declaration(cfg, path):
+    """The declared type of the parameter key ``path`` sets in ``cfg`` (None: not declared)."""
+    parent, _, leaf = path.rpartition(".")
+    if not parent:
+        cls = config_check._object(config_check.ROOT)
+    else:
+        node = OmegaConf.select(cfg, parent)
+        cls = (config_check.target_class(node._target_, parent) if "_target_" in node
+               else config_check._object(config_check.NODES[parent]) if parent in config_check.NODES else None)
+    param = params.parameters(cls).get(leaf) if cls is not None else None
+    return param.type if param is not None else None
+
+
+def test_every_numeric_leaf_of_every_option_is_a_declared_parameter(composed):
     missing = sorted({f"{leaf} ({name})" for name, cfg in composed.items() for leaf in _numeric_leaves(cfg)
-                      if not config_rules.known(leaf)})
-    assert not missing, f"add a rule to mtsbench/config_rules.py RULES for: {', '.join(missing)}"
-
-
-def test_every_rule_names_a_key_some_option_has(composed):
-    present = {path for cfg in composed.values() for path in config_rules.RULES
-               if OmegaConf.select(cfg, path, default="<absent>") != "<absent>"}
-    assert set(config_rules.RULES) - present == set()
+                      if _declaration(cfg, leaf) is None})
+    assert not missing, f"declare a type (mtsbench.params) in the constructor for: {', '.join(missing)}"
+    numbers = {leaf: _declaration(cfg, leaf) for cfg in composed.values() for leaf in _numeric_leaves(cfg)}
+    unbounded = sorted(leaf for leaf, tp in numbers.items() if not re.search(r">|<|from|one of", params.expected(tp)))
+    assert unbounded == ["evaluation.abstain_threshold", "llm.relevance_floor", "llm.relevance_full",
+                         "llm.restate_from", "llm.restate_full"]      # on a scale of their own: any number
 
 
 def test_the_leaf_walk_sees_new_fields():
@@ -191,16 +204,31 @@ def test_the_leaf_walk_sees_new_fields():
     assert sorted(_numeric_leaves(cfg)) == ["a.x", "a.xs", "s"]
 
 
-@pytest.mark.parametrize("text,good,bad", [
-    ("number in [0, 1]", [0, 0.5, 1], [-0.1, 1.1, "0.5", True, float("nan"), float("inf"), None]),
-    ("integer >= 1 or null", [1, 10**6, None], [0, 1.0, "1", False]),
-    ("list of integers >= 1", [[], [1, 2]], [[0], 1, ["1"]]),
-    ("number in (0, 1]", [1, 0.001], [0, 1.5]),
-    ("duration", ["3h", "30d", 60, "100y"], ["101y", "3 hours", 0, "３h", True]),
-    ("time of day or null", ["00:00", "23:59", None], ["24:00", "7", 7]),
-    ("one of raise, skip", ["raise"], ["Raise", None]),
+@pytest.mark.parametrize("tp,good,bad", [
+    (params.Share, [0, 0.5, 1], [-0.1, 1.1, "0.5", True, float("nan"), float("inf"), None]),
+    (params.Count | None, [1, 10**6, None], [0, 1.0, "1", False]),
+    (list[params.Count], [[], [1, 2], (1,)], [[0], 1, ["1"]]),
+    (params.Unit, [1, 0.001], [0, 1.5]),
+    (params.Duration, ["3h", "30d", 60, "100y"], ["101y", "3 hours", 0, "３h", True]),
+    (params.TimeOfDay | None, ["00:00", "23:59", None], ["24:00", "7", 7]),
+    (Literal["raise", "skip"], ["raise"], ["Raise", None]),
 ])
-def test_rule_language(text, good, bad):
-    rule = config_rules.parse(text)
-    assert all(rule.check(v) for v in good), [v for v in good if not rule.check(v)]
-    assert not any(rule.check(v) for v in bad), [v for v in bad if rule.check(v)]
+def test_declared_types(tp, good, bad):
+    @params.declared
+    class Component:
+        def __init__(self, x: tp = None):
+            self.x = x
+
+    assert [v for v in good if params.problem(Component, "x", v)] == []
+    assert [v for v in bad if not params.problem(Component, "x", v)] == []
+    with pytest.raises(ConfigError, match=r"^x: expected .*, got"):
+        Component(x=bad[0])
+    assert Component(x=good[-1]).x is good[-1]            # the value is passed on as given
+
+
+def test_expected_words():
+    assert params.expected(params.Share) == "a number from 0 to 1"
+    assert params.expected(params.Count | None) == "an integer >= 1 or null"
+    assert params.expected(params.Confidence) == "a number > 0 and < 1"
+    assert params.expected(params.Kinds) == "a list of any of say, reply, perceive"
+    assert params.expected(list[params.Score]) == "a list of numbers from 0 to 10"

@@ -56,7 +56,7 @@ def test_flat_rag_is_relevance_only_and_mts_is_the_default():
 
 def backend_overrides(group, option, tmp_path, stack) -> list[str]:
     """Extra overrides an LLM backend needs to run offline in a test."""
-    if group != "llm" or option in ("mock", "recorded"):   # recorded: the packaged cassette holds the checker's calls
+    if group != "llm" or option in ("mock", "profiled", "recorded"):   # recorded: the packaged cassette holds the checker's calls
         return []
     server = stack.enter_context(FakeOpenAI())
     live = [f"llm.base_url={server.url}", "llm.model=any"]

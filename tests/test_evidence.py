@@ -109,7 +109,7 @@ def test_bundled_metrics_do_not_change_with_evaluation_depths(tmp_path):
     with_depths, without = frames
     keep = [c for c in COLUMNS if c != "latency_ms"]
     assert list(without.columns) == COLUMNS + ["category", "abstain"] == COLUMNS + evidence.columns(())
-    assert list(with_depths.columns) == COLUMNS + evidence.columns(DEPTHS, evidence.DEFAULT_BUDGETS)
+    assert list(with_depths.columns) == COLUMNS + evidence.columns(DEPTHS, (256, 512, 1024, 2048))
     pd.testing.assert_frame_equal(with_depths[keep], without[keep])
     assert trace_events(tmp_path / "0") == trace_events(tmp_path / "1")
     probes = with_depths[(with_depths["check"] == "probe") & with_depths["expected"].notna()]

@@ -3,6 +3,7 @@ those that associated it (Memory.link), read with no distance computed."""
 
 import numpy as np
 
+from mtsbench import costs
 from mtsbench.config import compose
 from mtsbench.runner import build_system, drive
 from mtsbench.scenario.loader import load_scenario
@@ -41,15 +42,15 @@ def test_links_are_the_associations_both_ways_and_arousal_reads_them(tmp_path):
             assert abs(sim - float(m.store.vectors[i] @ m.store.vectors[j])) < 1e-5
     linked = [i for i in m.links_ if len(m.links_[i][0])]
     assert linked, "the milk turns associate each other"
-    before = m.arousal_cost.scored
-    m.arouse(np.array(linked[:1]))
-    assert m.arousal_cost.scored - before == len(m.links_[linked[0]][0])     # entries read, no scan
+    with costs.scope() as spent:
+        m.arouse(np.array(linked[:1]))
+    assert spent["arousal_scored"] == len(m.links_[linked[0]][0])     # entries read, no scan
     assert all(len(ids) <= m.arousal.neighbors for ids, _ in m.links_.values())
 
 
 def test_scan_keeps_no_links_and_costs_a_scan(tmp_path):
     m = memory_after(tmp_path)
     assert m.links_ == {} and not m.linked
-    before = m.arousal_cost.scored
-    m.arouse(np.array([0]))
-    assert m.arousal_cost.scored - before == len(m.store.live_ids())       # every memory, every tier
+    with costs.scope() as spent:
+        m.arouse(np.array([0]))
+    assert spent["arousal_scored"] == len(m.store.live_ids())       # every memory, every tier

@@ -11,7 +11,7 @@ from mtsbench.llm.testing import FakeOpenAI
 
 
 def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
-    assert groups()["llm"] == ["local", "mock", "openai", "recorded", "replay"]
+    assert groups()["llm"] == ["local", "mock", "openai", "profiled", "recorded", "replay"]
     cassette = tmp_path / "c.jsonl"
     with FakeOpenAI() as server:
         cfg, _ = compose(["llm=openai", f"llm.base_url={server.url}", "llm.model=fake", f"llm.record={cassette}",
@@ -30,6 +30,10 @@ def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
     assert replay.model_ == "fake"         # the cassette's only recording, picked at the first call
     cfg, _ = compose([])
     assert isinstance(instantiate(cfg.llm), MockLLM)
+    cfg, _ = compose(["llm=profiled"])          # the mock with the packaged profile, found by its name
+    profiled = instantiate(cfg.llm)
+    assert isinstance(profiled, MockLLM) and profiled.profile_.get("facts", "recall") < 1
+    check_component("llm", profiled)
     cfg, _ = compose(["llm=recorded"])          # the packaged cassette, found by its name
     recorded = instantiate(cfg.llm)
     check_component("llm", recorded)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mtsbench.errors import LLMError
+from mtsbench.errors import ConfigError, LLMError
 from mtsbench.llm.local import model as local_model
 from mtsbench.llm.local import server as local_server
 from mtsbench.llm.base import Association, Fact, Item
@@ -142,8 +142,10 @@ def test_a_missing_runtime_is_one_line(monkeypatch, tmp_path):
 def test_bad_launch_settings_are_one_line(tmp_path):
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
-    with pytest.raises(LLMError, match="llm.threads must be an integer >= 1, got 0"):
-        LocalLLM(model_path=str(gguf), threads=0).infer(Item("x", "say", "s0"), [])
+    with pytest.raises(ConfigError, match=r"^threads: expected an integer from 1 to 1024, got 0$"):
+        LocalLLM(model_path=str(gguf), threads=0)         # refused where it is built, not at the first call
+    with pytest.raises(ConfigError, match=r"^ctx_size: expected an integer >= 256, got 8$"):
+        LocalLLM(model_path=str(gguf), ctx_size=8)
 
 
 # -- the requests: the task's schema enforced, temperature 0, the seed ---------------------------

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from mtsbench.llm.base import LLM, Association, Fact, Item, LLMError, Relation, Summary
+from mtsbench.errors import ConfigError
 from mtsbench.llm.openai_backend import OpenAILLM
 from mtsbench.llm.testing import FakeOpenAI, Reply, task_of
 from mtsbench.scenario.model import Hints
@@ -224,9 +225,7 @@ def test_the_key_comes_from_the_named_variable_and_is_never_recorded(server, tmp
 
 
 def test_missing_settings_are_one_line_errors_at_the_first_call(server):
-    for kw, what in [({"model": "m"}, "llm.base_url is not set"), ({"base_url": server.url}, "llm.model is not set"),
-                     ({"base_url": server.url, "model": "m", "on_failure": "ignore"}, "llm.on_failure must be one of"),
-                     ({"base_url": server.url, "model": "m", "response_format": "xml"}, "llm.response_format")]:
+    for kw, what in [({"model": "m"}, "llm.base_url is not set"), ({"base_url": server.url}, "llm.model is not set")]:
         llm = OpenAILLM(**kw)                       # constructing only stores the parameters
         for _ in range(2):                          # the same error at every call, not just the first
             with pytest.raises(LLMError, match=what) as e:
@@ -234,6 +233,11 @@ def test_missing_settings_are_one_line_errors_at_the_first_call(server):
             assert str(e.value).startswith("LLM backend: ") and "\n" not in str(e.value)
         assert llm.meter.calls == 0
     assert server.requests == []
+    for kw, what in [({"on_failure": "ignore"}, "on_failure: expected one of raise, skip, got 'ignore'"),
+                     ({"response_format": "xml"}, "response_format: expected one of json_schema, json_object, text"),
+                     ({"max_retry_wait": -1}, "max_retry_wait: expected a number >= 0, got -1")]:
+        with pytest.raises(ConfigError, match=f"^{what}"):   # a declared parameter: refused where built
+            OpenAILLM(base_url=server.url, model="m", **kw)
 
 
 def test_the_constructor_only_stores_its_parameters(server, monkeypatch):

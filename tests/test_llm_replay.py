@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from mtsbench.llm.base import LLM, Fact, Item, LLMError
+from mtsbench.errors import ConfigError
 from mtsbench.llm.cassette import read, request_key
 from mtsbench.llm.openai_backend import OpenAILLM
 from mtsbench.llm.replay import ReplayLLM
@@ -94,8 +95,9 @@ def test_the_constructor_only_stores_its_parameters_and_errors_come_at_the_first
     item = Item("Milk is on the table.", "perceive", "s")
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
-    for kw, what in [({}, "llm.cassette is not set"), ({"cassette": str(bad)}, "is unreadable: .*line 1 is not JSON"),
-                     ({"cassette": str(cassette), "on_failure": "ignore"}, "llm.on_failure must be one of")]:
+    with pytest.raises(ConfigError, match="^on_failure: expected one of raise, skip, got 'ignore'$"):
+        ReplayLLM(cassette=str(cassette), on_failure="ignore")      # a declared parameter: refused where built
+    for kw, what in [({}, "llm.cassette is not set"), ({"cassette": str(bad)}, "is unreadable: .*line 1 is not JSON")]:
         llm = ReplayLLM(**kw)
         with pytest.raises(LLMError, match=what) as e:
             llm.rate_attention(item, [])

@@ -227,6 +227,16 @@ def _complete(sweep: Path) -> int:
     return sum(job_status(d) == "ok" for d in sweep.iterdir() if d.name.isdigit()) if sweep.is_dir() else 0
 
 
+def _running(sweep: Path) -> int:
+    """Jobs inside their scenarios: their summary.json says ``running``."""
+    def running(d: Path) -> bool:
+        try:
+            return json.loads((d / "summary.json").read_text())["status"] == "running"
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+    return sum(running(d) for d in sweep.iterdir() if d.name.isdigit()) if sweep.is_dir() else 0
+
+
 def _files(sweep: Path) -> dict[str, bytes]:
     """Every file under the sweep (hidden ones too), as compared: the timing columns dropped
     from results.parquet (its metadata kept) and metrics.csv, the working folder taken out
@@ -256,8 +266,9 @@ def _files(sweep: Path) -> dict[str, bytes]:
 
 
 def test_a_sweep_killed_and_resumed_three_times_ends_as_an_uninterrupted_one(cli, tmp_path):
-    """16 jobs, 2 at a time: SIGKILLed once 2, 7 and 12 jobs are complete (then 0, 70 and 150
-    ms later: mid-job), each time no process of it left within seconds, resumed after each
+    """16 jobs, 2 at a time: SIGKILLed once 2, 7 and 12 jobs are complete and another is in
+    its scenarios (then 0, 70 and 150 ms later: mid-job; a job composes its config before
+    its folder shows it started, so the kill waits for that, not a fixed time), each time no process of it left within seconds, resumed after each
     kill; the last resume finishes it. Every file then equals an uninterrupted sweep's."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -270,7 +281,7 @@ def test_a_sweep_killed_and_resumed_three_times_ends_as_an_uninterrupted_one(cli
         args = first if n == 0 else ["-m", "--resume", "sw", "hydra.launcher.n_jobs=2"]
         proc = _start(tmp_path / "b", "run", *args, "hydra.sweep.dir=sw")
         try:
-            _wait_until(lambda: _complete(sweep) >= complete, proc)
+            _wait_until(lambda: _complete(sweep) >= complete and _running(sweep) > 0, proc, every=0.005)
             time.sleep(then)
             _kill_sweep(proc)
         finally:

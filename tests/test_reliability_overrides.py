@@ -66,12 +66,15 @@ def test_a_glob_over_a_group_still_sweeps(cli, tmp_path):
 
 def test_generate_refuses_days_beyond_the_clock(cli, tmp_path):
     r = cli("generate", "--days", "100000", "--out", "x.yaml")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "at most 36500" in r.stderr, r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "from 0 to 36500" in r.stderr, r.stderr
     assert not (tmp_path / "x.yaml").exists()
 
 
-def test_the_rules_cap_is_the_clocks():
-    assert config_rules.MAX_DAYS == times.MAX_DAYS
+def test_the_generators_cap_is_the_clocks():
+    from mtsbench.params import expected, parameters
+    from mtsbench.scenario.generate import GenerateSpec
+
+    assert expected(parameters(GenerateSpec)["days"].type) == f"an integer from 0 to {times.MAX_DAYS}"
 
 
 def test_the_preload_estimate_refuses_only_what_cannot_fit():

@@ -96,3 +96,27 @@ def test_report_lists_every_job_of_the_sweep(tmp_path):
                                                  (4, "never started"), (5, "never started")]
     assert jobs[2].error == "interrupted by SIGINT after 1 of 2 scenarios"
     assert jobs[4].error == "never started" and jobs[4].overrides == ["seed=4"]
+
+
+def test_the_sweeps_last_line_names_the_jobs_that_failed_or_missed_an_expectation(tmp_path, capsys):
+    """Issue 29: "115 of 116 expectations passed" said not which job; the line names each
+    failed job (number, overrides, failure.json) and each job with a failed expectation."""
+    from omegaconf import OmegaConf
+
+    from mtsbench.sweep import SweepSummary
+
+    sweep = tmp_path / "sweep"
+    _job(sweep / "0", "complete", done=2)
+    _job(sweep / "1", "failed", failure="LLM task infer failed: HTTP 500")
+    _job(sweep / "2", "complete", done=2)
+    summary = json.loads((sweep / "2" / "summary.json").read_text())
+    summary["overall"] = {"checks": 4, "passed": 3}
+    (sweep / "2" / "summary.json").write_text(json.dumps(summary))
+    (sweep / "jobs.json").write_text(json.dumps([{"num": n, "overrides": [f"seed={n}", "ablate=tiers"]}
+                                                 for n in range(3)]))
+    SweepSummary().on_multirun_end(OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}}))
+    line = capsys.readouterr().err.strip()
+    assert line.startswith(f"mtsbench: 3 jobs done; 1 failed: 1 (seed=1 ablate=tiers; {sweep / '1' / 'failure.json'}); "
+                           f"4 of 5 expectations passed in the 2 jobs complete; expectations not met in job "
+                           f"2 (seed=2 ablate=tiers; 3 of 4 passed; {sweep / '2' / 'report.md'}); report: "), line
+    assert "\n" not in line

@@ -29,5 +29,6 @@ def test_a_sweep_whose_report_cannot_be_written_says_so_in_its_line(cli, tmp_pat
     done = cli("run", "-m", "seed=0,1", f"scenarios=[{bad}]", f"hydra.sweep.dir={sweep}")
     assert "Traceback" not in done.stderr, done.stderr
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("mtsbench: 2 jobs done; 2 failed: 0, 1; report: "), last
+    assert last.startswith(f"mtsbench: 2 jobs done; 2 failed: 0 (seed=0 scenarios=[{bad}]; {sweep / '0' / 'failure.json'}), "
+                           f"1 (seed=1 scenarios=[{bad}]; {sweep / '1' / 'failure.json'}); report: "), last
     assert last.endswith(str(sweep / "report.md")) or f"mtsbench report {sweep}" in last, last

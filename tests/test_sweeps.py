@@ -11,6 +11,7 @@ from hydra import initialize_config_dir
 from mtsbench.config import CONFIG_DIR, ConfigError, compose, groups
 from mtsbench.report.jobs import find_jobs
 from mtsbench.report.plots import pareto_front
+from mtsbench.run_options import ProbeOptions
 from mtsbench.runner import at_motivation, run
 from mtsbench.scenario.loader import load_scenario
 
@@ -65,8 +66,8 @@ def test_probe_motivation_override(tmp_path):
     low = at_motivation(scenario, 0.1)
     assert {s.motivation for s in low.steps if s.kind == "probe"} == {0.1}
     assert at_motivation(scenario, None) is scenario
-    with pytest.raises(ConfigError, match="probes.motivation=2"):
-        at_motivation(scenario, 2)
+    with pytest.raises(ConfigError, match=r"^probes.motivation: expected a number from 0 to 1 or null, got 2$"):
+        ProbeOptions(motivation=2)
 
 
 def test_timelines_sample_only_named_memories_and_match_the_checks(tmp_path):

@@ -22,12 +22,10 @@ Of the joblib options only ``n_jobs`` applies.
 What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
 Hydra's global state) is sent to a lane's worker once, when it starts (``_start_lane``),
 not with every job: a job is its number and overrides (``_lane_job``), and the worker's
-Hydra state (its plugins discovered once) is kept from job to job. Each job still has Hydra
-compose its own config (its ``.hydra/`` as ever); the config files that composing reads are
-parsed once (``mtsbench.hydra_speedups.keep_files``), as each job of a sweep reads the same ones.
-A lane's first job is composed by ``mtsbench run`` itself (``_composed``), as the worker would,
-while the workers' server may still be importing: there composing is warm (files parsed,
-merges kept, which the lanes then get too), in a fresh worker it starts cold.
+Hydra state (its plugins discovered once) is kept from job to job. Each job has Hydra
+compose its own config (``ConfigLoader.load_sweep_config``, as Hydra's joblib launcher does;
+its ``.hydra/`` as ever). Only Hydra's public plugin interface is used (``Launcher``,
+``hydra.core.utils.run_job``, ``Singleton`` state, the context's ``ConfigLoader``).
 """
 
 from __future__ import annotations
@@ -82,9 +80,6 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from mtsbench.folder_lock import FolderBusy
 
         context = workers.context()
-        # each lane's first job composed here, while the workers' server may still be importing: a
-        # worker's first composition starts cold (nothing merged yet), this process's is warm
-        composed = {num: self._composed(num, o) for num, o in todo[:n_jobs]}
         start = workers.pickled(_start_lane, self.hydra_context, self.config, self.task_function,
                                 Singleton.get_state())
         lanes: list = [None] * n_jobs
@@ -98,7 +93,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
                             lanes[lane] = ProcessPoolExecutor(max_workers=1, context=context,
                                                               initializer=workers.call_pickled, initargs=(start,))
                         num, overrides = todo.pop(0)
-                        future = lanes[lane].submit(_lane_job, num, overrides, composed.pop(num, None))
+                        future = lanes[lane].submit(_lane_job, num, overrides)
                         running[future] = (lane, num, overrides)
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
@@ -123,14 +118,6 @@ class ProgressJoblibLauncher(JoblibLauncher):
         for executor in lanes:
             if executor is not None:
                 executor.shutdown(wait=True)
-
-    def _composed(self, num: int, overrides: list[str]):
-        """Job ``num``'s config as its worker would compose it (``_lane_job``); None if it does
-        not compose (its worker then fails as it did)."""
-        try:
-            return _compose(self.hydra_context.config_loader, self.config, num, overrides)
-        except Exception:  # noqa: BLE001 - the worker composes it again and fails the job as ever
-            return None
 
     def _job_dir(self, num: int, overrides: list[str]) -> Path:
         """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``);
@@ -179,22 +166,16 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
 def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
     """A lane's worker process starting: keep what every job of the sweep shares, sent once,
-    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again).
-    The config loader parses each config file once (``hydra_speedups.keep_files``: it
-    comes with the files ``mtsbench run`` parsed already)."""
+    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
     from mtsbench import sweep
-    from mtsbench.hydra_speedups import install, keep_files
 
-    install()
-    keep_files(hydra_context.config_loader)
     sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
                       state=singleton_state)
 
 
-def _lane_job(num: int, overrides: list[str], config=None):
+def _lane_job(num: int, overrides: list[str]):
     """Job ``num`` in this lane's worker: Hydra's joblib ``execute_job`` (the job's config
-    composed, unless ``mtsbench run`` sent it composed as ``config``; its directory,
-    ``.hydra/`` and logging set up, the task run) with what the
+    composed; its directory, ``.hydra/`` and logging set up, the task run) with what the
     lane keeps; Hydra's global state carries on from the lane's previous job (its plugins
     discovered once), the job's own config and runtime set anew, as each job does.
     (``execute_job`` also made the config Hydra's current one just before ``run_job`` does
@@ -213,8 +194,7 @@ def _lane_job(num: int, overrides: list[str], config=None):
 
     setup_globals()
     Singleton.set_state(lane["state"])
-    if config is None:
-        config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
+    config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
     # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
     where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
     job_dir = None if None in where else Path(str(where[0])) / str(where[1])

@@ -166,15 +166,19 @@ def _connecting(init: dict) -> bool:
 
 
 def _run_job_in(cwd: str, hydra_context, sweep_config, task_function, singleton_state):
-    """Hydra-ray-launcher's job body, run in the driver's working directory when this node has it."""
-    from hydra_plugins.hydra_ray_launcher._launcher_util import _run_job
+    """One job in a Ray worker (as hydra-ray-launcher runs one: Hydra's state set, then
+    ``hydra.core.utils.run_job``), in the driver's working directory when this node has it."""
+    from hydra.core.singleton import Singleton
+    from hydra.core.utils import run_job, setup_globals
 
     before = os.getcwd()
     if os.path.isdir(cwd):
         os.chdir(cwd)
     try:
-        return _run_job(hydra_context=hydra_context, sweep_config=sweep_config, task_function=task_function,
-                        singleton_state=singleton_state)
+        setup_globals()
+        Singleton.set_state(singleton_state)
+        return run_job(hydra_context=hydra_context, task_function=task_function, config=sweep_config,
+                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     finally:
         os.chdir(before)
 

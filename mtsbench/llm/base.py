@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..errors import LLMError  # noqa: F401  (re-exported: its old home)
+from ..costs import charge
 from ..scenario.model import EventTag, Fact, FactValue, Hints, Impression  # noqa: F401  (re-exported)
 
 _CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
@@ -134,7 +135,10 @@ class Meter:
 
     def record(self, task: str, prompt_tokens: int, completion_tokens: int,
                retries: int = 0, failed: bool = False) -> None:
-        """Count one task call: its tokens over all its requests, re-sent requests, failure."""
+        """Count one task call: its tokens over all its requests, re-sent requests, failure;
+        charged to the cost scope open (``mtsbench.costs``) too."""
+        charge(calls=1, tokens=prompt_tokens + completion_tokens, prompt_tokens=prompt_tokens,
+               completion_tokens=completion_tokens, retries=retries, failures=int(failed))
         self.calls += 1
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import TransportError
 from . import cassette
-from .base import ON_FAILURE, LLMError
+from .base import LLMError
 from .prompts import repair_prompt, system_prompt
 from .task import AnswerError, Task
 from .tasks import task_methods
@@ -76,10 +76,7 @@ class ChatLLM(task_methods()):
         """Derive the backend's state from its parameters, once (LLMError if they are bad)."""
         if "params_" in vars(self):
             return
-        state = self._configure()
-        if self.on_failure not in ON_FAILURE:
-            raise LLMError(f"llm.on_failure must be one of {', '.join(ON_FAILURE)}, got {self.on_failure!r}")
-        vars(self).update(state)
+        vars(self).update(self._configure())   # on_failure: checked where built (its declared type)
 
     # -- the transport a backend provides ----------------------------------------------
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:

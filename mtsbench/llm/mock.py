@@ -47,6 +47,11 @@ answer order, so a call's answer does not depend on the order of calls. ``inputs
 numbers at the prompt's precision — not the rendered prompt: rewording a template or
 showing the model memory's candidates (known keys, categories) never re-draws the noise.
 
+Profile: with ``profile`` (a file, or the name of a packaged profile in ``mtsbench/profiles``;
+null: none, the answers above unchanged) the answers then get a real model's errors as the
+profile states them (``mtsbench.llm.profiled``), drawn from their own generator seeded from
+(seed, task, inputs) with crc32 likewise.
+
 Tokens are estimated from the rendered prompt and the JSON answer (``estimate_tokens``).
 """
 
@@ -58,9 +63,12 @@ from typing import Any
 
 import numpy as np
 
+from ..params import Cosine, Number, Positive, Seed, Share, Text, declared
 from ..seeding import generator
 from .base import Meter, estimate_tokens
 from .chance import CHANCE_TEXTS, chance_level
+from . import profiled
+from .profile import load as load_profile
 from .prompts import lang
 from .task import Task
 from .tasks import REGISTRY, task_methods
@@ -100,13 +108,15 @@ class _Noise:
         return round(float(seconds * math.exp(self.sigma * self.rng.normal())), 3)
 
 
+@declared
 class MockLLM(task_methods(lambda task: task.mock is not None)):
     """Deterministic backend for offline runs and CI (see the module docstring)."""
 
-    def __init__(self, seed: int = 0, noise: float = 0.0, relevance_floor: float = 1.0,
-                 relevance_full: float = 2.0, follow: float = 1.0, attention_ref: float = 3.0,
-                 restate_from: float = 2.0, restate_full: float = 10.0, same_text: float = 0.75,
-                 same_event_text: float = 0.3, chance_mean: float | None = None, chance_std: float | None = None):
+    def __init__(self, seed: Seed | None = 0, noise: Share = 0.0, relevance_floor: Number = 1.0,
+                 relevance_full: Number = 2.0, follow: Share = 1.0, attention_ref: Positive = 3.0,
+                 restate_from: Number = 2.0, restate_full: Number = 10.0, same_text: Share = 0.75,
+                 same_event_text: Share = 0.3, chance_mean: Cosine | None = None, chance_std: Positive | None = None,
+                 profile: Text | None = None):
         self.seed = seed
         self.noise = noise
         self.relevance_floor = relevance_floor
@@ -117,6 +127,8 @@ class MockLLM(task_methods(lambda task: task.mock is not None)):
         self.same_text = same_text
         self.same_event_text = same_event_text
         self.chance_mean, self.chance_std = chance_mean, chance_std
+        self.profile = profile
+        self.profile_ = None if profile is None else load_profile(str(profile))     # the loaded profile
         self.embedder = None            # whose cosines the relevances are (calibrate_relevance); None: Hashing()
         self._chance: dict[str, tuple[float, float]] = {}
         self.meter = Meter()
@@ -152,5 +164,7 @@ class MockLLM(task_methods(lambda task: task.mock is not None)):
         prompt = task.render(args)
         noise = _Noise(self.noise if task.noise_inputs is not None else 0.0, self.seed, task, args)
         result, answer = task.mock(self, noise, *args)
+        if self.profile_ is not None:
+            result, answer = profiled.apply(self.profile_, self.seed, task, args, result, answer)
         self.meter.record(task.name, estimate_tokens(prompt), estimate_tokens(json.dumps(answer, ensure_ascii=False)))
         return result

@@ -70,7 +70,7 @@ import os
 import random
 import time
 from functools import cached_property
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 try:
     import openai
@@ -80,6 +80,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from . import cassette
 from ..errors import ConfigError, redact, register_secret
+from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .task import Task
@@ -105,17 +106,19 @@ def missing_extra() -> ConfigError:
                        "(or 'mtsbench[local]'; openai is not installed)")
 
 
+@declared
 class OpenAILLM(ChatLLM):
     """The OpenAI-compatible backend (see the module docstring)."""
 
     backend = "openai"
     working_mode: ClassVar[dict[tuple[str, str], str]] = {}   # (base_url, model) -> mode that works
 
-    def __init__(self, base_url: str | None = None, model: str | None = None, api_key_env: str = "OPENAI_API_KEY",
-                 temperature: float = 0.0, seed: int | None = None, max_tokens: int | None = None,
-                 timeout: float = 60.0, max_retries: int = 2, response_format: str = "json_schema",
-                 on_failure: str = "raise", record: str | None = None, max_failure_rate: float = 0.05,
-                 max_retry_wait: float = 30.0, logprobs: bool = False):
+    def __init__(self, base_url: Text | None = None, model: Text | None = None, api_key_env: str = "OPENAI_API_KEY",
+                 temperature: NonNegative | None = 0.0, seed: Seed | None = None, max_tokens: Count | None = None,
+                 timeout: Positive = 60.0, max_retries: Natural = 2,
+                 response_format: Literal[MODES] = "json_schema",
+                 on_failure: Literal["raise", "skip"] = "raise", record: Text | None = None, max_failure_rate: Share = 0.05,
+                 max_retry_wait: NonNegative = 30.0, logprobs: bool = False):
         if openai is None:
             raise missing_extra()
         self.base_url = base_url
@@ -140,14 +143,7 @@ class OpenAILLM(ChatLLM):
             raise LLMError("llm.base_url is not set (e.g. llm.base_url=http://127.0.0.1:8000/v1)")
         if not self.model:
             raise LLMError("llm.model is not set (the model name the server serves)")
-        if self.response_format not in MODES:
-            raise LLMError(f"llm.response_format must be one of {', '.join(MODES)}, got {self.response_format!r}")
-        try:
-            wait = float(self.max_retry_wait)
-        except (TypeError, ValueError):
-            wait = math.nan
-        if not 0 <= wait < math.inf:
-            raise LLMError(f"llm.max_retry_wait must be a number of seconds >= 0, got {self.max_retry_wait!r}")
+        wait = float(self.max_retry_wait)       # response_format, max_retry_wait: checked where built
         params = {k: v for k, v in (("temperature", self.temperature), ("seed", self.seed),
                                     ("max_tokens", self.max_tokens)) if v is not None}
         return {"backend_": self.backend, "model_": str(self.model), "params_": params,

@@ -25,7 +25,9 @@ one-line ``LLMError`` of a missing, unreadable or ambiguous cassette then.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
+from ..params import NonNegative, Seed, Share, Text, declared
 from ..resources import CASSETTE_DIR, packaged_cassettes
 from .base import LLMError, Meter
 from .cassette import Cassette
@@ -69,11 +71,12 @@ def recorded_scenarios(cassette: Cassette) -> list[str]:
     return found
 
 
+@declared
 class ReplayLLM(ChatLLM):
     """Replays a cassette (see the module docstring)."""
 
-    def __init__(self, cassette: str | None = None, model: str | None = None, temperature: float | None = None,
-                 seed: int | None = None, on_failure: str = "raise", max_failure_rate: float = 0.05):
+    def __init__(self, cassette: Text | None = None, model: Text | None = None, temperature: NonNegative | None = None,
+                 seed: Seed | None = None, on_failure: Literal["raise", "skip"] = "raise", max_failure_rate: Share = 0.05):
         self.cassette = cassette
         self.model = model
         self.temperature = temperature

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
+from ..params import Confidence, Positive, declared
 
 
 def ttl_weight(age, ttl, decay: bool = True):
@@ -84,6 +85,7 @@ class NoisyOr:
         return noisy_or(b, d)
 
 
+@declared
 class Nars:
     """NARS confidence of the positive evidence: sum b_i d_i / (sum b_i d_i + k).
 
@@ -91,7 +93,7 @@ class Nars:
     0.5
     """
 
-    def __init__(self, k: float = 1.0, max_confidence: float = 0.99):
+    def __init__(self, k: Positive = 1.0, max_confidence: Confidence = 0.99):
         self.k = k
         self.max_confidence = max_confidence
 
@@ -99,6 +101,7 @@ class Nars:
         return nars(b, d, self.k, self.max_confidence)
 
 
+@declared
 class LogOdds:
     """tanh(min(sum d_i ln((1 + b_i)/(1 - b_i)), cap) / 2).
 
@@ -106,7 +109,7 @@ class LogOdds:
     0.8824
     """
 
-    def __init__(self, cap: float = 6.0):
+    def __init__(self, cap: Positive = 6.0):
         self.cap = cap
 
     def __call__(self, b, d):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
+from ..params import Count, NonNegative, Positive, Share, declared
 
 
 class Arousal(Protocol):
@@ -34,6 +35,7 @@ class NoArousal:
         return np.zeros_like(np.asarray(sims, dtype=float))
 
 
+@declared
 class Knn:
     """The k nearest neighbours each gain ``gain * sim`` (negative similarity gains 0).
 
@@ -41,7 +43,7 @@ class Knn:
     [1.0, 0.5, 0.0]
     """
 
-    def __init__(self, k: int = 5, gain: float = 1.0):
+    def __init__(self, k: Count = 5, gain: NonNegative = 1.0):
         self.k = k
         self.gain = gain
 
@@ -56,6 +58,7 @@ class Knn:
         return out
 
 
+@declared
 class Radius:
     """Every neighbour with similarity >= r gains, falling with distance, fan-normalised.
 
@@ -70,7 +73,7 @@ class Radius:
     [[1.3069, 0.9801, 0.0], [1.2, 0.0, 0.0]]
     """
 
-    def __init__(self, r: float = 0.15, gain: float = 6.0, strength: float = 5.0, max_neighbors: int = 50):
+    def __init__(self, r: Share = 0.15, gain: NonNegative = 6.0, strength: Positive = 5.0, max_neighbors: Count = 50):
         self.r = r
         self.gain = gain
         self.strength = strength

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
+from ..params import Confidence, Positive, Share, declared
 
 
 def replace(b, w_plus, w_minus, estimate):
@@ -94,6 +95,7 @@ class Replace(_Direct):
         return replace(b, w_plus, w_minus, estimate)
 
 
+@declared
 class Ema(_Direct):
     """Impression impact: b <- b + eta * (estimate - b) (the seed design, the default).
 
@@ -101,13 +103,14 @@ class Ema(_Direct):
     [0.7]
     """
 
-    def __init__(self, eta: float = 0.3):
+    def __init__(self, eta: Share = 0.3):
         self.eta = eta
 
     def update(self, b, w_plus, w_minus, estimate):
         return ema(b, w_plus, w_minus, estimate, self.eta)
 
 
+@declared
 class Nars:
     """NARS truth values: every estimate is ``weight`` units of evidence; belief is the
     expectation c * (f - 0.5) + 0.5, so a fresh fact starts half-way to 0.5 (c = 1/2).
@@ -119,7 +122,7 @@ class Nars:
     [0.7667]
     """
 
-    def __init__(self, weight: float = 1.0, max_confidence: float = 0.99):
+    def __init__(self, weight: Positive = 1.0, max_confidence: Confidence = 0.99):
         self.weight = weight
         self.max_confidence = max_confidence
 

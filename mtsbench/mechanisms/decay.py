@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from ..params import NonNegative, Positive, declared
 
 
 @runtime_checkable
@@ -37,6 +38,7 @@ class _FixedStrength:
         return np.asarray(strength, dtype=float)
 
 
+@declared
 class Exponential(_FixedStrength):
     """r(dt) = 0.5 ** (dt / half_life).
 
@@ -44,13 +46,14 @@ class Exponential(_FixedStrength):
     [1.0, 0.5, 0.25]
     """
 
-    def __init__(self, half_life: float = 6.0):
+    def __init__(self, half_life: Positive = 6.0):
         self.half_life = half_life
 
     def retention(self, dt, strength):
         return np.exp2(-np.maximum(dt, 0.0) / self.half_life)
 
 
+@declared
 class PowerLaw(_FixedStrength):
     """ACT-R style r(dt) = (1 + dt / tau) ** -d.
 
@@ -58,7 +61,7 @@ class PowerLaw(_FixedStrength):
     [1.0, 0.5]
     """
 
-    def __init__(self, tau: float = 24.0, d: float = 0.5):
+    def __init__(self, tau: Positive = 24.0, d: NonNegative = 0.5):
         self.tau = tau
         self.d = d
 
@@ -66,6 +69,7 @@ class PowerLaw(_FixedStrength):
         return (1.0 + np.maximum(dt, 0.0) / self.tau) ** (-self.d)
 
 
+@declared
 class Hyperbolic(_FixedStrength):
     """r(dt) = 1 / (1 + k * dt).
 
@@ -73,13 +77,14 @@ class Hyperbolic(_FixedStrength):
     [1.0, 0.5]
     """
 
-    def __init__(self, k: float = 0.05):
+    def __init__(self, k: NonNegative = 0.05):
         self.k = k
 
     def retention(self, dt, strength):
         return 1.0 / (1.0 + self.k * np.maximum(dt, 0.0))
 
 
+@declared
 class Ebbinghaus:
     """r(dt) = exp(-dt / (scale * S)); each recall sets S <- S + growth.
 
@@ -94,7 +99,7 @@ class Ebbinghaus:
     [2.0]
     """
 
-    def __init__(self, scale: float = 24.0, initial_strength: float = 1.0, growth: float = 1.0):
+    def __init__(self, scale: Positive = 24.0, initial_strength: Positive = 1.0, growth: NonNegative = 1.0):
         self.scale = scale
         self.initial_strength = initial_strength
         self.growth = growth

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from typing import Protocol
+from ..params import Count, NonNegative, declared
 
 
 class DepthPolicy(Protocol):
@@ -33,6 +34,7 @@ class Full(_SearchToLimit):
         return n_tiers
 
 
+@declared
 class Fixed(_SearchToLimit):
     """Always ``n`` tiers (clipped to the tiers there are).
 
@@ -40,7 +42,7 @@ class Fixed(_SearchToLimit):
     (1, 4)
     """
 
-    def __init__(self, n: int = 1):
+    def __init__(self, n: Count = 1):
         self.n = n
 
     def limit(self, motivation, n_tiers):
@@ -63,6 +65,7 @@ class Linear(_SearchToLimit):
         return linear_limit(motivation, n_tiers)
 
 
+@declared
 class Escalate:
     """The seed's second thought: start at the top tier and go one tier deeper while the
     best score is below ``confidence`` (or fewer than k were found), up to the linear limit.
@@ -72,7 +75,7 @@ class Escalate:
     (4, True, False, True)
     """
 
-    def __init__(self, confidence: float = 0.5):
+    def __init__(self, confidence: NonNegative = 0.5):
         self.confidence = confidence
 
     def limit(self, motivation, n_tiers):

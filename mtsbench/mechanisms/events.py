@@ -12,13 +12,15 @@ from typing import Protocol
 
 import numpy as np
 
-from ..scenario.times import seconds
+from ..params import Duration, declared
+from ..units import seconds
 
 
 class EventPolicy(Protocol):
     def stale(self, age: np.ndarray, valid: np.ndarray) -> np.ndarray: ...
 
 
+@declared
 class PerCategory:
     """Stale when older than the category's own validity (``default_valid`` if none was stated).
 
@@ -27,7 +29,7 @@ class PerCategory:
     [False, True, False]
     """
 
-    def __init__(self, default_valid: float | str = "30d"):
+    def __init__(self, default_valid: Duration = "30d"):
         self.default_valid = default_valid
 
     def stale(self, age, valid):
@@ -35,6 +37,7 @@ class PerCategory:
         return np.asarray(age, dtype=float) > np.where(np.isnan(valid), seconds(self.default_valid), valid)
 
 
+@declared
 class Window:
     """Stale after one fixed window, whatever the category.
 
@@ -42,7 +45,7 @@ class Window:
     [False, True]
     """
 
-    def __init__(self, window: float | str = "30d"):
+    def __init__(self, window: Duration = "30d"):
         self.window = window
 
     def stale(self, age, valid):

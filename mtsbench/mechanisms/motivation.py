@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..scenario.times import seconds
+from ..params import Cosine, Duration, Score, Share, declared
+from ..units import seconds
 
 
 class MotivationPolicy(Protocol):
@@ -51,6 +52,7 @@ def _raised(m: float, repeats: int, boost: float) -> float:
     return min(1.0, max(0.0, m + boost * repeats))
 
 
+@declared
 class Given(_Repeats):
     """The scenario's number: ``min(1, given + repeat_boost * repeats)``.
 
@@ -60,7 +62,7 @@ class Given(_Repeats):
 
     labels = False
 
-    def __init__(self, repeat_boost: float = 0.0, repeat_window: float | str = "1h", repeat_similarity: float = 0.9):
+    def __init__(self, repeat_boost: Share = 0.0, repeat_window: Duration = "1h", repeat_similarity: Cosine = 0.9):
         self.repeat_boost = repeat_boost
         self.repeat_window = repeat_window
         self.repeat_similarity = repeat_similarity
@@ -69,6 +71,7 @@ class Given(_Repeats):
         return _raised(given, repeats, self.repeat_boost)
 
 
+@declared
 class FromAttention(_Repeats):
     """``min(1, clip((score - low) / (high - low), 0, 1) + repeat_boost * repeats)``:
     monotone in the probe's labelled attention; the scenario's number only when the
@@ -83,8 +86,15 @@ class FromAttention(_Repeats):
 
     labels = True
 
-    def __init__(self, low: float = 1.0, high: float = 9.0, repeat_boost: float = 0.25,
-                 repeat_window: float | str = "1h", repeat_similarity: float = 0.9):
+    @staticmethod
+    def cross_check(values: dict) -> tuple[str, str] | None:
+        """``high`` above ``low``."""
+        if not values["high"] > values["low"]:
+            return "high", f"expected a score above low ({values['low']}), got {values['high']}"
+        return None
+
+    def __init__(self, low: Score = 1.0, high: Score = 9.0, repeat_boost: Share = 0.25,
+                 repeat_window: Duration = "1h", repeat_similarity: Cosine = 0.9):
         self.low = low
         self.high = high
         self.repeat_boost = repeat_boost

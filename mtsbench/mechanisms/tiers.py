@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
+from ..params import Count, NonNegative, Positive, Score, declared
 
 
 class TierPolicy(Protocol):
@@ -63,6 +64,7 @@ def tiers_by_cutoffs(attention: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
     return (len(ascending) - np.searchsorted(ascending, attention, side="right")).astype(np.int8)
 
 
+@declared
 class Thresholds:
     """Attention cut-offs with hysteresis.
 
@@ -80,7 +82,7 @@ class Thresholds:
     local = True
     fifo = None
 
-    def __init__(self, cutoffs=(5.0, 2.0, 0.5), hysteresis: float = 0.25):
+    def __init__(self, cutoffs: list[Score] = (5.0, 2.0, 0.5), hysteresis: NonNegative = 0.25):
         self.cutoffs = tuple(float(c) for c in cutoffs)
         self.hysteresis = hysteresis
 
@@ -96,6 +98,7 @@ class Thresholds:
         return np.where(up < current, up, np.where(down > current, down, current)).astype(np.int8)
 
 
+@declared
 class Capacity:
     """Tier sizes by attention rank: the ``sizes[0]`` most attended memories in tier 0, ...
 
@@ -111,7 +114,7 @@ class Capacity:
     local = False     # a memory's tier depends on every other memory's attention
     fifo = None
 
-    def __init__(self, sizes=(200, 2000)):
+    def __init__(self, sizes: list[Count] = (200, 2000)):
         self.sizes = tuple(int(s) for s in sizes)
         self.boundaries_: np.ndarray | None = None
 
@@ -133,6 +136,7 @@ class Capacity:
         return tiers
 
 
+@declared
 class Heat:
     """MemoryOS's heat as a two-tier baseline: tier 0 when heat >= threshold, else tier 1.
 
@@ -147,8 +151,8 @@ class Heat:
     local = True
     fifo = None
 
-    def __init__(self, alpha: float = 1.0, beta: float = 1.0, gamma: float = 1.0, mu_hours: float = 24.0,
-                 threshold: float = 5.0):
+    def __init__(self, alpha: NonNegative = 1.0, beta: NonNegative = 1.0, gamma: NonNegative = 1.0,
+                 mu_hours: Positive = 24.0, threshold: NonNegative = 5.0):
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
         self.mu_hours = mu_hours
         self.threshold = threshold
@@ -161,6 +165,7 @@ class Heat:
         return np.where(self.heat(recalls, length, idle_hours) >= self.threshold, 0, 1).astype(np.int8)
 
 
+@declared
 class Fifo:
     """MemoryOS's hierarchy: tier 0 is a short-term FIFO of the ``size`` newest memories;
     a memory pushed out of it is placed by ``below``, one tier lower (``1 + below``).
@@ -179,7 +184,7 @@ class Fifo:
 
     local = False     # an arrival evicts the oldest: tiers depend on other memories
 
-    def __init__(self, size: int = 7, below: TierPolicy | None = None):
+    def __init__(self, size: Count = 7, below: TierPolicy | None = None):
         self.size = size
         self.below = below if below is not None else Heat()
 

@@ -12,11 +12,13 @@ import numpy as np
 
 from ..mechanisms.attention import boost, split_score
 from ..mechanisms.decay import Decay
+from ..params import NonNegative, Positive, Share, declared
 from ..units import HOUR
 from .store import MemoryStore
 
 
 
+@declared
 class DualAttention:
     """Long-term + short-term attention with separate decay curves and recall gains.
 
@@ -32,8 +34,8 @@ class DualAttention:
     [5.0]
     """
 
-    def __init__(self, long_decay: Decay, short_decay: Decay, long_share: float = 0.3,
-                 long_gain: float = 0.5, short_gain: float = 2.0, cap: float = 10.0):
+    def __init__(self, long_decay: Decay, short_decay: Decay, long_share: Share = 0.3,
+                 long_gain: NonNegative = 0.5, short_gain: NonNegative = 2.0, cap: Positive = 10.0):
         self.long_decay = long_decay
         self.short_decay = short_decay
         self.long_share = long_share

@@ -216,7 +216,7 @@ class SharedGraphIndex:
         if new.any():
             g = self._graph()
             vecs = unit(vectors[new])
-            self.work_.insert_distances_est += self.insert_model_.charge(g, vecs, self.M, self.ef_construction)
+            self.work_.add(insert_distances_est=self.insert_model_.charge(g, vecs, self.M, self.ef_construction))
             start = g.ntotal
             if self.threads > 1 and len(vecs) >= 1000:
                 faiss.omp_set_num_threads(self.threads)
@@ -227,7 +227,7 @@ class SharedGraphIndex:
             gids[new] = np.arange(start, start + len(vecs))
             self.gid_[ids[new]] = gids[new]
             self.mem_[gids[new]] = ids[new]        # grown by doubling: no copy of the map per insert
-            self.work_.inserts += len(vecs)
+            self.work_.add(inserts=len(vecs))
         return gids
 
     def _enter(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -289,7 +289,7 @@ class SharedGraphIndex:
     def move(self, ids: np.ndarray, old: np.ndarray, new: np.ndarray, vectors: np.ndarray) -> None:
         """Move memories ``ids`` from tiers ``old`` to tiers ``new`` (vectors: their rows)."""
         ids = np.asarray(ids, dtype=np.int64)
-        self.work_.moves += len(ids)
+        self.work_.add(moves=len(ids))
         for t in np.unique(old):
             self._remove(int(t), ids[old == t])
         for t in np.unique(new):
@@ -353,17 +353,17 @@ class SharedGraphIndex:
         stats.reset()
         qs = unit(qs)
         sims, gids = g.search(qs, k, params=params)
-        self.work_.distances += int(stats.ndis)
-        self.work_.graph_distances += int(stats.ndis)
-        self.work_.queries += len(qs)
+        self.work_.add(distances=int(stats.ndis))
+        self.work_.add(graph_distances=int(stats.ndis))
+        self.work_.add(queries=len(qs))
         self.query_cost_ += 0.05 * (stats.ndis / len(qs) - self.query_cost_)
         short = np.flatnonzero((gids < 0).any(axis=1))
         if len(short):      # the filter cut the walk short: once more, wider
             params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=4 * ef)
             stats.reset()
             sims[short], gids[short] = g.search(qs[short], k, params=params)
-            self.work_.distances += int(stats.ndis)
-            self.work_.graph_distances += int(stats.ndis)
+            self.work_.add(distances=int(stats.ndis))
+            self.work_.add(graph_distances=int(stats.ndis))
         ids = np.where(gids >= 0, self.mem_[np.maximum(gids, 0)], -1)
         sims = np.where(gids >= 0, sims.astype(float), -np.inf)
         short = np.flatnonzero((gids < 0).any(axis=1))
@@ -377,7 +377,7 @@ class SharedGraphIndex:
         gids = np.flatnonzero(bits)
         ids = self.mem_[gids]
         sims = qs @ self._vectors(ids).T
-        self.work_.distances += sims.size
+        self.work_.add(distances=sims.size)
         top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
         return ids[top], np.take_along_axis(sims, top, axis=1).astype(float)
 
@@ -387,8 +387,8 @@ class SharedGraphIndex:
         t = self.tiers[tier]
         qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
         if isinstance(t, ExactTier):
-            self.work_.distances += t.size * len(qs)
-            self.work_.queries += len(qs)
+            self.work_.add(distances=t.size * len(qs))
+            self.work_.add(queries=len(qs))
             return t.query_many(qs, k)
         ids, sims = self._search_graph(qs, k, self.bitmaps_[tier], t.size)
         return ids, sims, ids.shape[1]
@@ -397,8 +397,8 @@ class SharedGraphIndex:
         """One query against one tier: (ids, cosine similarities, scored)."""
         t = self.tiers[tier]
         if isinstance(t, ExactTier):
-            self.work_.distances += t.size
-            self.work_.queries += 1
+            self.work_.add(distances=t.size)
+            self.work_.add(queries=1)
             return t.query(q, k)
         ids, sims, scored = self.query_many(tier, np.asarray(q)[None, :], k)
         keep = ids[0] >= 0
@@ -420,8 +420,8 @@ class SharedGraphIndex:
         for tier in range(self.n_tiers):
             t = self.tiers[tier]
             if isinstance(t, ExactTier) and t.size:
-                self.work_.distances += t.size * len(qs)
-                self.work_.queries += len(qs)
+                self.work_.add(distances=t.size * len(qs))
+                self.work_.add(queries=len(qs))
                 scored += t.size
                 t_ids, t_sims = t.nearest_in_order(qs, k)
                 ids.append(t_ids)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..costs import charge
 from ..errors import ConfigError
 
 from .topk import top_per_row
@@ -45,7 +46,8 @@ def hnswlib_module():
 
 @dataclass
 class IndexWork:
-    """Index work done so far; ``minus`` gives the work between two snapshots.
+    """Index work done so far (``add`` counts it and charges it to the cost scope open,
+    ``mtsbench.costs``); ``minus`` gives the work between two snapshots.
 
     ``distances``: measured distance computations of queries (exact scans: one per member
     scanned; graph: faiss's count), ``graph_distances`` the graph's share of them;
@@ -60,6 +62,12 @@ class IndexWork:
     insert_distances_est: int = 0
     moves: int = 0
     queries: int = 0
+
+    def add(self, **amounts: int) -> None:
+        """Count work (field -> amount) and charge it to the cost scope open."""
+        for name, amount in amounts.items():
+            setattr(self, name, getattr(self, name) + amount)
+        charge(**amounts)
 
     def copy(self) -> "IndexWork":
         return IndexWork(**{f.name: getattr(self, f.name) for f in fields(self)})
@@ -295,7 +303,7 @@ class TierIndexes:
         tier built from its members and the new ones in one call."""
         t = self.tiers[tier]
         if not isinstance(t, ExactTier) or t.size + len(ids) > self.exact_below:
-            self.work_.inserts += len(ids) + (t.size if isinstance(t, ExactTier) else 0)
+            self.work_.add(inserts=len(ids) + (t.size if isinstance(t, ExactTier) else 0))
         if isinstance(t, ExactTier) and t.size + len(ids) > self.exact_below:
             hnsw = HnswTier(self.dim, 2 * (t.size + len(ids)), **self.hnsw)
             hnsw.add(np.concatenate([t.ids[: t.size], np.asarray(ids, dtype=np.int64)]),
@@ -307,7 +315,7 @@ class TierIndexes:
     def move(self, ids: np.ndarray, old: np.ndarray, new: np.ndarray, vectors: np.ndarray) -> None:
         """Move memories ``ids`` from tiers ``old`` to tiers ``new`` (vectors: their rows)."""
         ids = np.asarray(ids, dtype=np.int64)
-        self.work_.moves += len(ids)
+        self.work_.add(moves=len(ids))
         for t in np.unique(old):
             self.tiers[int(t)].remove_many(ids[old == t])
         for t in np.unique(new):
@@ -316,19 +324,19 @@ class TierIndexes:
 
     def query(self, tier: int, q: np.ndarray, k: int):
         ids, sims, scored = self.tiers[tier].query(q, k)
-        self.work_.queries += 1
-        self.work_.distances += scored
+        self.work_.add(queries=1)
+        self.work_.add(distances=scored)
         if isinstance(self.tiers[tier], HnswTier):
-            self.work_.graph_distances += scored
+            self.work_.add(graph_distances=scored)
         return ids, sims, scored
 
     def query_many(self, tier: int, qs: np.ndarray, k: int):
         """Each row of ``qs`` against one tier (see ``ExactTier.query_many``, ``HnswTier.query_many``)."""
         ids, sims, scored = self.tiers[tier].query_many(qs, k)
-        self.work_.queries += len(qs)
-        self.work_.distances += scored * len(qs)
+        self.work_.add(queries=len(qs))
+        self.work_.add(distances=scored * len(qs))
         if isinstance(self.tiers[tier], HnswTier):
-            self.work_.graph_distances += scored * len(qs)
+            self.work_.add(graph_distances=scored * len(qs))
         return ids, sims, scored
 
     def query_all(self, qs: np.ndarray, k: int):

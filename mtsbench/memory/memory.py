@@ -3,9 +3,11 @@ retrieval, regional arousal and the trace.
 
 Everything that changes memory goes through it — ``remember`` / ``rewrite`` / ``drop``,
 ``recall`` (a use: boost, arouse the field, promote), ``rebalance`` — and every change is
-appended to ``trace`` as one event dict stamped with the simulated time ``now``. It holds
-the cost counters: ``arousal_cost`` (arousal's neighbour searches during the current
-step) and ``processes`` (the background processes' own cost, metered apart from steps).
+appended to ``trace`` as one event dict stamped with the simulated time ``now``. It keeps
+no ledger of costs: a search charges the memories it scored (``scored``,
+``index_queries``), arousal the memories its neighbour searches scored
+(``arousal_scored``), and the index its work, to whatever cost scope is open
+(``mtsbench.costs``: a step's, a background process's).
 
 It knows no LLM and no labeller: a memory arrives with its score (``processes.labelling``
 scores it first). Per step it touches only what the step needs: the tiers a search
@@ -16,19 +18,25 @@ decay is due (``memory.tiering``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
 import numpy as np
+from pydantic import Field
 
 from ..embed import Embedder
-from ..llm.base import Fact
+from ..costs import charge
+from ..errors import ConfigError
+from ..facts import Fact
 from ..mechanisms.arousal import Arousal
 from ..mechanisms.depth import DepthPolicy
 from ..mechanisms.tiers import TierPolicy
-from ..processes.meter import ProcessCosts
+from ..params import Count, Natural, Number, Seed, Threads, declared
 from ..units import HOUR
 from .attention import DualAttention
 from .graph_index import SharedGraphIndex
 from .index import TierIndexes
-from .retrieval import Retrieval, SearchCost, TieredSearch
+from .retrieval import Retrieval, TieredSearch
 from .store import MemoryStore
 from .tiering import Tiering
 from .topk import top_per_row
@@ -47,14 +55,13 @@ class Memory:
         self.arousal = arousal
         self.store = MemoryStore(dim=embedder.dim)
         params = dict(index or {})
+        IndexOptions(**params)
         self.linked = params.get("arousal") == "links"
         if self.linked:                          # the indexes scan; arousal reads the links instead
             params["arousal"] = "scan"
         self.links_: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.index = retriever.tier_index(self.store, make_index(embedder.dim, tiers.n_tiers, params))
         self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
-        self.processes = ProcessCosts(work=lambda: self.index.work_)
-        self.arousal_cost = SearchCost()
         self.trace: list[dict] = []
         self.now = 0.0
 
@@ -123,7 +130,7 @@ class Memory:
         ``text`` (the query's) lets a lexical ``retrieval.relevance`` (bm25, hybrid) take part."""
         found = self.retriever.search(self.store, self.attention, self.index, self.depth, vector, k,
                                       motivation, self.now, rank_to=rank_to, text=text)
-        self.processes.add_search(scored=found.cost.scored, index_queries=found.cost.index_queries)
+        charge(scored=found.cost.scored, index_queries=found.cost.index_queries)
         return found
 
     def recall(self, ids: np.ndarray, why: str) -> None:
@@ -176,7 +183,6 @@ class Memory:
         n = self.arousal.neighbors
         if n <= 0 or not len(sources):
             return np.zeros(0, dtype=np.int64)
-        queries_before = self.index.work_.queries
         if self.linked:
             ids, sims, scored = self._linked_neighbours(sources)
         else:
@@ -187,13 +193,7 @@ class Memory:
         gain = self.arousal.amounts(np.take_along_axis(sims, order, axis=1))
         hit = gain > 0
         targets, amounts = np.take_along_axis(ids, order, axis=1)[hit], gain[hit]
-        cost = SearchCost(scored=scored, index_queries=self.index.work_.queries - queries_before)
-        if self.processes.active is None:
-            self.arousal_cost.scored += cost.scored
-            self.arousal_cost.index_queries += cost.index_queries
-            self.arousal_cost.tiers_searched = self.index.n_tiers
-        else:
-            self.processes.add_search(arousal_scored=cost.scored)
+        charge(arousal_scored=scored)
         if not len(targets):
             return targets
         uniq, total = self.attention.arouse(self.store, targets, amounts, self.now)
@@ -298,6 +298,27 @@ def _best(ids: np.ndarray, sims: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
     """
     order = np.argsort(-sims, kind="stable")[:n]
     return ids[order], sims[order]
+
+
+@declared(node="index")
+@dataclass(frozen=True)
+class IndexOptions:
+    """The ``index`` config node (``make_index``'s ``params``; see ``configs/config.yaml``)."""
+
+    graph: Literal["shared", "per_tier"] = "shared"
+    exact_below: Natural = 2048
+    M: Annotated[int, Field(ge=2)] = 16
+    ef_construction: Count = 100
+    ef: Count = 64
+    ef_per_k: Annotated[Number, Field(ge=1)] = 1.0
+    arousal: Literal["scan", "walk", "links"] = "scan"
+    seed: Seed = 0
+    threads: Threads = 1
+
+    def __post_init__(self):
+        if self.arousal == "walk" and self.graph == "per_tier":
+            raise ConfigError("index.arousal=walk: needs index.graph=shared (one graph over every memory); "
+                              "index.graph=per_tier has a graph per tier and scans for arousal")
 
 
 def make_index(dim: int, n_tiers: int, params: dict | None) -> SharedGraphIndex | TierIndexes:

@@ -48,6 +48,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..params import NonNegative, Share, declared
 from .lexical import LexicalTiers, QueryTerms
 
 MIN_BOUND = 1e-12
@@ -121,6 +122,7 @@ class Cosine:
         return dense
 
 
+@declared
 class Bm25:
     """Lexical relevance: bm25 / bound (see the module). ``k1``: tf saturation; ``b``:
     length normalisation (0 none, 1 full).
@@ -131,7 +133,7 @@ class Bm25:
 
     lexical = True
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
+    def __init__(self, k1: NonNegative = 1.5, b: Share = 0.75):
         self.k1 = k1
         self.b = b
 
@@ -159,6 +161,7 @@ class Bm25:
         return ids, np.zeros(len(ids)), lex, len(ids) + read
 
 
+@declared
 class Hybrid(Bm25):
     """Reciprocal-rank fusion of cosine and BM25 (formula in the module docstring).
 
@@ -167,8 +170,8 @@ class Hybrid(Bm25):
     [0.9919, 0.9919]
     """
 
-    def __init__(self, w_dense: float = 1.0, w_bm25: float = 1.0, k_rrf: float = 60.0, k1: float = 1.5,
-                 b: float = 0.75):
+    def __init__(self, w_dense: NonNegative = 1.0, w_bm25: NonNegative = 1.0, k_rrf: NonNegative = 60.0,
+                 k1: NonNegative = 1.5, b: Share = 0.75):
         super().__init__(k1, b)
         self.w_dense = w_dense
         self.w_bm25 = w_bm25
@@ -192,7 +195,7 @@ class Hybrid(Bm25):
         extra = np.setdiff1d(top, d_ids)
         if len(extra):
             sims = (unit(store.vectors[extra]) @ unit(np.asarray(q)[None, :])[0]).astype(float)
-            index.work_.distances += len(extra)
+            index.work_.add(distances=len(extra))
         else:
             sims = np.zeros(0)
         ids = np.concatenate([np.asarray(d_ids, dtype=np.int64), extra])

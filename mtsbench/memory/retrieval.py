@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..mechanisms.depth import DepthPolicy
+from ..params import Count, NonNegative, declared
 from .attention import DualAttention
 from .index import TierIndexes
 from .store import MemoryStore
@@ -69,11 +70,12 @@ class Retrieval:
             self.ranked, self.ranked_scores = self.ids, self.scores
 
 
+@declared
 class TieredSearch:
     """Search tier by tier down to the depth the motivation affords."""
 
-    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.3, candidates: int = 50,
-                 context: int | None = None, relevance=None):
+    def __init__(self, relevance_weight: NonNegative = 1.0, attention_weight: NonNegative = 0.3, candidates: Count = 50,
+                 context: Count | None = None, relevance=None):
         self.relevance_weight = relevance_weight
         self.attention_weight = attention_weight
         self.candidates = candidates

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..params import Count, NonNegative, Positive, Seed, Unit, declared
 from ..seeding import generator
 from .attention import HOUR
 from .retrieval import TieredSearch
@@ -35,6 +36,7 @@ def min_max(x: np.ndarray) -> np.ndarray:
     return np.full_like(x, 0.5) if span == 0 else (x - lo) / span
 
 
+@declared
 class WeightedMinMax(TieredSearch):
     """score = recency_weight * mm(recency) + attention_weight * mm(importance)
     + relevance_weight * mm(relevance), mm = ``min_max`` over the candidates scored together.
@@ -53,8 +55,9 @@ class WeightedMinMax(TieredSearch):
     [1.0, 2.0]
     """
 
-    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 1.0, recency_weight: float = 1.0,
-                 recency_decay: float = 0.995, candidates: int = 50, context: int | None = None, relevance=None):
+    def __init__(self, relevance_weight: NonNegative = 1.0, attention_weight: NonNegative = 1.0,
+                 recency_weight: NonNegative = 1.0, recency_decay: Unit = 0.995, candidates: Count = 50,
+                 context: Count | None = None, relevance=None):
         super().__init__(relevance_weight, attention_weight, candidates, context, relevance)
         self.recency_weight = recency_weight
         self.recency_decay = recency_decay
@@ -66,6 +69,7 @@ class WeightedMinMax(TieredSearch):
                 + self.relevance_weight * min_max(relevance))
 
 
+@declared
 class Forgetting(TieredSearch):
     """MemoryBank's forgetting, deterministic per seed: memory i is forgotten while
     attention_i / ``full`` < u_i, u_i ~ U(0, 1) drawn once per memory (the published code
@@ -85,8 +89,8 @@ class Forgetting(TieredSearch):
     [0.5, -inf]
     """
 
-    def __init__(self, relevance_weight: float = 1.0, attention_weight: float = 0.0, candidates: int = 50,
-                 context: int | None = None, full: float = 10.0, seed: int = 0, relevance=None):
+    def __init__(self, relevance_weight: NonNegative = 1.0, attention_weight: NonNegative = 0.0, candidates: Count = 50,
+                 context: Count | None = None, full: Positive = 10.0, seed: Seed = 0, relevance=None):
         super().__init__(relevance_weight, attention_weight, candidates, context, relevance)
         self.full = full
         self.seed = seed

@@ -25,20 +25,22 @@ claim restated several times meets its rival with the belief all its restatement
 - ``unrelated`` → nothing.
 
 A failed LLM call skips that pair (counted in the meter, traced). Cost — LLM calls and
-memories scored — is metered apart from the steps' own (``Memory.processes``). The
+memories scored — is metered apart from the steps' own (the agent's ``processes``). The
 consolidator sees memory through ``FactMemory``; the LLM, the belief rule and the conflict
 rule are passed in; ``run`` returns what it did (``Consolidated``).
 """
 
 from __future__ import annotations
 
-import re
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..llm.base import LLM
 from ..llm.tasks import keyless
+from ..params import Natural, Share, TimeOfDay, declared
+from ..units import DAY
 from .identity import similar
 from .ports import FactMemory
 
@@ -52,20 +54,13 @@ class Consolidated:
 
 
 def night_seconds(at) -> float:
-    """Seconds past midnight of ``consolidation.nightly_at`` ("HH:MM"); ConfigError otherwise.
+    """Seconds past midnight of ``consolidation.nightly_at`` ("HH:MM", checked by ``Consolidator``).
 
     >>> night_seconds("03:30")
     12600.0
-    >>> night_seconds("25:00")
-    Traceback (most recent call last):
-    mtsbench.errors.ConfigError: consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got '25:00'
     """
-    from ..config import ConfigError
-
-    m = re.fullmatch(r"(\d{1,2}):(\d{2})", str(at).strip())
-    if not m or int(m.group(1)) > 23 or int(m.group(2)) > 59:
-        raise ConfigError(f"consolidation.nightly_at: expected a time of day HH:MM (00:00 to 23:59) or null, got {str(at)!r}")
-    return float(int(m.group(1)) * 3600 + int(m.group(2)) * 60)
+    hours, _, minutes = str(at).strip().partition(":")
+    return float(int(hours) * 3600 + int(minutes) * 60)
 
 
 def _survivor(i: int, merged_into: dict[int, int]) -> int:
@@ -84,11 +79,12 @@ def _stated(memory, i: int) -> float:
     return float(memory.meta(i).get("stated", memory.created(i)))
 
 
+@declared
 class Consolidator:
     """Merge restated facts and settle contradictions, for the facts formed since last time."""
 
-    def __init__(self, motivation: float = 1.0, related: int = 5, nightly_at: str | None = None,
-                 enabled: bool = True, min_relevance: float = 0.1):
+    def __init__(self, motivation: Share = 1.0, related: Natural = 5, nightly_at: TimeOfDay | None = None,
+                 enabled: bool = True, min_relevance: Share = 0.1):
         self.motivation = motivation
         self.related = related
         self.min_relevance = min_relevance
@@ -120,6 +116,21 @@ class Consolidator:
             newer, older = sorted(pair, key=lambda i: (_stated(memory, i), i), reverse=True)
             run.contradict(new=newer, old=older, strength=strength)
         return done
+
+    def last_night(self, now: float, day_offset: float = 0.0) -> float | None:
+        """When the latest night (``nightly_at``) came at or before ``now`` (seconds since the
+        scenario's start, which is ``day_offset`` seconds past midnight); None when nightly
+        consolidation is off or the first night has not come yet.
+
+        >>> Consolidator(nightly_at="03:00").last_night(30 * 3600.0), Consolidator().last_night(9e9)
+        (97200.0, None)
+        """
+        if self.night_ is None or not self.enabled:
+            return None
+        since_first = now + day_offset - self.night_
+        if since_first < 0:
+            return None
+        return math.floor(since_first / DAY) * DAY - day_offset + self.night_
 
 
 class _Run:

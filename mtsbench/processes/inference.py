@@ -45,6 +45,7 @@ import numpy as np
 from ..llm.base import LLM, Fact, Impression, Item, Known
 from ..llm.tasks import keyless
 from ..mechanisms.accumulate import ttl_weight
+from ..params import Kinds, Natural, Share, declared
 from .ports import ImpressionMemory, Perceive
 
 FORGOTTEN = 1e-3
@@ -66,11 +67,12 @@ class _Key:
     keyless: bool = False               # a key of the inferrer's own (#<n>): the LLM named none
 
 
+@declared
 class Inferrer:
     """Impressions per key, accumulated by the ``accumulate`` rule, conjectures past ``threshold``."""
 
-    def __init__(self, threshold: float = 0.7, ttl_decay: bool = True, kinds=("say", "perceive"),
-                 enabled: bool = True, related: int = 5, min_relevance: float = 0.1, known_keys: int = 8):
+    def __init__(self, threshold: Share = 0.7, ttl_decay: bool = True, kinds: Kinds = ("say", "perceive"),
+                 enabled: bool = True, related: Natural = 5, min_relevance: Share = 0.1, known_keys: Natural = 8):
         self.threshold = threshold
         self.known_keys = known_keys
         self.related = related

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..llm.base import LLM, Association, Item
 from ..memory.retrieval import SearchCost
+from ..params import Natural, Score, Share, declared
 from .ports import Associations
 
 
@@ -45,13 +46,14 @@ class Labeller(Protocol):
     def label(self, memory: Associations, llm: LLM, item: Item, vector: np.ndarray) -> Labelled: ...
 
 
+@declared
 class Associative:
     """Score the item in the light of the attention of its associated memories."""
 
     boost = True
 
-    def __init__(self, associations: int = 3, min_relevance: float = 0.08,
-                 motivation: float = 0.3, boost: bool = True):
+    def __init__(self, associations: Natural = 3, min_relevance: Share = 0.08,
+                 motivation: Share = 0.3, boost: bool = True):
         self.associations = associations
         self.min_relevance = min_relevance
         self.motivation = motivation
@@ -77,6 +79,7 @@ class CommonSense:
         return Labelled(llm.rate_attention(item, []))
 
 
+@declared
 class Constant:
     """Every item gets ``score``: no LLM call, no search (designs that rate nothing).
 
@@ -86,7 +89,7 @@ class Constant:
 
     boost = False
 
-    def __init__(self, score: float = 5.0):
+    def __init__(self, score: Score = 5.0):
         self.score = score
 
     def label(self, memory, llm, item, vector):

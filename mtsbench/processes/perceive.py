@@ -21,17 +21,21 @@ class Perception:
         self.memory = memory
         self.labeller = labeller
         self.llm = llm
-        self.last_: Labelled | None = None
 
     def __call__(self, item: Item, kind: str, provenance: tuple[str, ...], meta: dict | None = None, **fact) -> int:
-        """Store ``item`` labelled; ``last_`` keeps the labelling (score, associations, cost)."""
+        """Store ``item`` labelled; returns its id (``store`` also returns the labelling)."""
+        return self.store(item, kind, provenance, meta, **fact)[0]
+
+    def store(self, item: Item, kind: str, provenance: tuple[str, ...], meta: dict | None = None,
+              **fact) -> tuple[int, Labelled]:
+        """Store ``item`` labelled; returns its id and the labelling (score, associations, cost)."""
         m = self.memory
         vector = m.embed(item.text)
-        labelled = self.last_ = self.labeller.label(m, self.llm, item, vector)
+        labelled = self.labeller.label(m, self.llm, item, vector)
         i = m.remember(item.text, kind, provenance, score=labelled.score, vector=vector, meta=meta, **fact)
         m.emit("scored", id=i, score=labelled.score, associated=[int(j) for j in labelled.associated],
                scored=labelled.cost.scored, tiers_searched=labelled.cost.tiers_searched)
         m.link(i, labelled.associated, labelled.relevance)
         if self.labeller.boost:
             m.recall(labelled.associated, why="association")
-        return i
+        return i, labelled

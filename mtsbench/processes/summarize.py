@@ -41,6 +41,7 @@ import numpy as np
 
 from ..llm.base import LLM, EventTag, Item, Known, Summary
 from ..llm.tasks import keyless
+from ..params import Count, Duration, Natural, Share, declared
 from ..scenario.model import Hints
 from ..scenario.times import seconds
 from .identity import similar_by_kind
@@ -68,11 +69,12 @@ class Summarized:
     language: str = "en"
 
 
+@declared
 class Summarizer:
     """Summarize every ``every`` dialogue turns and at the end of each session."""
 
-    def __init__(self, every: int = 8, session_gap: float | str = "3h", min_items: int = 2, tag_events: bool = True,
-                 enabled: bool = True, known_keys: int = 8, motivation: float = 1.0, min_relevance: float = 0.05):
+    def __init__(self, every: Count = 8, session_gap: Duration = "3h", min_items: Count = 2, tag_events: bool = True,
+                 enabled: bool = True, known_keys: Natural = 8, motivation: Share = 1.0, min_relevance: Share = 0.05):
         self.every = every
         self.known_keys = known_keys
         self.motivation = motivation
@@ -96,6 +98,10 @@ class Summarizer:
         self.pending_.append(item)
         self.times_.append(now)
         return sum(1 for i in self.pending_ if i.kind in ("say", "reply")) >= self.every
+
+    def waiting(self) -> tuple[Item, ...]:
+        """The items queued and not yet summarized, in order."""
+        return tuple(self.pending_)
 
     def flush(self, memory: SummaryMemory, llm: LLM, perceive: Perceive, belief) -> Summarized:
         """Summarize what is waiting (nothing if nothing is). ``belief`` is the belief rule

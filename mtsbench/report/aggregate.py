@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import evidence
 from . import data, html
 from .jobs import Job, find_jobs
 from .markdown import table, with_intervals, write_report
 from .paired import ALPHA, comparison_lines
 from .plots import plot_pareto, plot_pass_matrix
 from .sources import combined_jobs, leaderboard_lines, source_lines
-from .seeds import Config, config_pass_matrix, config_table, configs
+from .seeds import Config, config_pass_matrix, config_table, configs, cuts
 from .sweepplots import plot_heatmaps, plot_llm_cost, plot_recall_curves
 from .timeplots import plot_beliefs, plot_timeline, plot_timeline_configs, plot_tiers
 
@@ -29,7 +30,14 @@ COSTS = [("cost_per_turn", "total cost: memories scored per dialogue turn, every
 TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "cost_per_turn",
                  "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
 INTERVAL_COLUMNS = ["pass_rate", "recall", "scored", "cost_per_turn", "tokens"]
-COMPARED = [("recall", "recall@k"), ("recall@1024t", "recall@1024t"), ("pass_rate", "pass rate")]
+
+
+def compared(jobs: list[Job]) -> list[tuple[str, str]]:
+    """(column, name) of the measures the paired tests compare: recall@k, recall at the
+    jobs' headline budget (``evidence.headline_budget``), the pass rate."""
+    budget = evidence.headline_budget(cuts(jobs)[1])
+    at_budget = [] if budget is None else [(f"recall@{budget}t", f"recall@{budget}t")]
+    return [("recall", "recall@k"), *at_budget, ("pass_rate", "pass rate")]
 
 
 def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
@@ -153,13 +161,13 @@ def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame
              "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
              "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]
     lines += separation_lines(summary) + (board or [])
-    compared = comparison_lines(configs(jobs), COMPARED) if len(ok) > 1 else []
-    if compared:
+    paired = comparison_lines(configs(jobs), compared(jobs)) if len(ok) > 1 else []
+    if paired:
         lines += ["## Best configurations (paired tests)", "",
                   "Configurations ran on the same probes, so each is compared with the one of highest mean on "
                   "the paired differences (same seed, scenario and probe; same expectation for the pass rate): a "
                   f"sign-flip permutation test, a difference where p < {ALPHA}. Mean difference and p in brackets. "
-                  "A best is named only when every other configuration is lower by that test.", "", *compared, ""]
+                  "A best is named only when every other configuration is lower by that test.", "", *paired, ""]
     if failed:
         lines += ["## Failed jobs", "", table(summary[summary["status"] != "ok"], ["job", "config", "error"]), ""]
     matrix = config_pass_matrix(jobs)

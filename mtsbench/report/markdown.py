@@ -11,10 +11,17 @@ from .intervals import bootstrap, fmt
 from .seeds import passed
 
 WHOLE = ("tokens", "llm_calls")
-INTERVAL_ROWS = [("pass rate", None), ("recall@k", "recall"), ("recall@5", "recall@5"), ("recall@10", "recall@10"),
-                 ("recall@25", "recall@25"), ("recall@50", "recall@50"), ("recall@256t", "recall@256t"),
-                 ("recall@512t", "recall@512t"), ("recall@1024t", "recall@1024t"), ("recall@2048t", "recall@2048t"),
-                 ("memories scored per probe", "scored")]
+
+
+def interval_rows(depths, budgets) -> list[tuple[str, str | None]]:
+    """(measure, column) of the 'Intervals' section: the pass rate (no column: counted over
+    expectations), recall@k, each configured cut-off's recall, memories scored.
+
+    >>> interval_rows((3,), (100,))[1:]
+    [('recall@k', 'recall'), ('recall@3', 'recall@3'), ('recall@100t', 'recall@100t'), ('memories scored per probe', 'scored')]
+    """
+    return [("pass rate", None), ("recall@k", "recall"), *((c, c) for c in evidence.cut_columns(depths, budgets)),
+            ("memories scored per probe", "scored")]
 
 
 def table(frame: pd.DataFrame, columns: list[str]) -> str:
@@ -89,19 +96,20 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     if len(probes):
         lines += ["## Probes", "", table(probes, ["scenario", "step", "k", "recall", "scored",
                                                   "tiers_searched", "llm_calls", "tokens"]), ""]
-    lines += interval_lines(frame)
+    lines += interval_lines(frame, *evidence.cuts_of_summary(summary))
     lines += extra or []
     path = out_dir / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
 
 
-def interval_lines(frame: pd.DataFrame) -> list[str]:
-    """A run's 'Intervals' section: each headline mean with its 95% bootstrap interval over
-    probes (over expectations for the pass rate); empty when there is nothing to count."""
+def interval_lines(frame: pd.DataFrame, depths=(), budgets=()) -> list[str]:
+    """A run's 'Intervals' section: each headline mean (at the run's ``depths`` and
+    ``budgets``) with its 95% bootstrap interval over probes (over expectations for the pass
+    rate); empty when there is nothing to count."""
     probes = frame[frame["check"] == "probe"]
     rows = []
-    for name, column in INTERVAL_ROWS:
+    for name, column in interval_rows(depths, budgets):
         if column is not None and column not in probes:
             continue
         values = pd.Series(passed(frame)) if column is None else pd.to_numeric(probes[column], errors="coerce")

@@ -4,7 +4,8 @@
 is ``summary.csv``: one row per configuration (a job that did not finish keeps its own
 row), ``seeds`` and ``jobs`` saying which jobs it pools, and beside each headline number
 its 95% bootstrap interval (``recall_lo``, ``recall_hi``, ``recall@10_lo``, ...; see
-``intervals``).
+``intervals``). The recall columns are those of the depths and budgets the jobs were
+evaluated at (``probe_metrics``; read from their summary.json), whatever they are.
 """
 
 from __future__ import annotations
@@ -14,15 +15,33 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import evidence
 from . import data
 from .intervals import bootstrap, config_label
 from .jobs import Job, pass_matrix, summary_table
 
-PROBE_METRICS = ["recall", "recall@5", "recall@10", "recall@25", "recall@50",
-                 "recall@256t", "recall@512t", "recall@1024t", "recall@2048t", "scored"]
 RUN_METRICS = ["cost_per_turn", "tokens", "llm_calls"]
 ROUND = {"passed": 2, "latency_p50_ms": 3, "latency_p95_ms": 3, "checks": 2}
-INTERVAL_METRICS = ["pass_rate", *PROBE_METRICS, *RUN_METRICS]
+
+
+def cuts(jobs: list[Job]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The depths and budgets any of the finished ``jobs`` was evaluated at, sorted."""
+    found = [evidence.cuts_of_summary(j.summary) for j in jobs if j.ok]
+    return tuple(sorted({d for f in found for d in f[0]})), tuple(sorted({b for f in found for b in f[1]}))
+
+
+def probe_metrics(depths, budgets) -> list[str]:
+    """The per-probe columns given intervals: recall@k, each cut-off's recall, memories scored.
+
+    >>> probe_metrics((3,), (100,))
+    ['recall', 'recall@3', 'recall@100t', 'scored']
+    """
+    return ["recall", *evidence.cut_columns(depths, budgets), "scored"]
+
+
+def interval_metrics(depths, budgets) -> list[str]:
+    """Every column of summary.csv given a ``_lo``/``_hi`` interval."""
+    return ["pass_rate", *probe_metrics(depths, budgets), *RUN_METRICS]
 
 
 @dataclass
@@ -62,7 +81,7 @@ def intervals(config: Config, rows: pd.DataFrame) -> dict:
     frames = [data.metrics(j) for j in config.jobs]
     out = {}
     groups = {"pass_rate": [passed(f) for f in frames]}
-    for column in PROBE_METRICS:
+    for column in probe_metrics(*cuts(config.jobs)):
         groups[column] = [pd.to_numeric(_probes(f).get(column, pd.Series(dtype=float)), errors="coerce").to_numpy()
                           for f in frames]
     for column in RUN_METRICS:
@@ -95,7 +114,7 @@ def config_table(jobs: list[Job]) -> pd.DataFrame:
     rows.sort(key=lambda r: r["job"])
     columns = list(per_job.columns)
     columns[columns.index("config") + 1:columns.index("config") + 1] = ["seeds", "jobs"]
-    extra = [c for m in INTERVAL_METRICS for c in (m, f"{m}_lo", f"{m}_hi") if c not in columns]
+    extra = [c for m in interval_metrics(*cuts(jobs)) for c in (m, f"{m}_lo", f"{m}_hi") if c not in columns]
     frame = pd.DataFrame(rows)
     frame = frame.reindex(columns=columns + [c for c in extra if c in frame.columns])
     counts = ("checks", "passed", "probes", "scored_total", "cost_total", "llm_calls", "tokens")

@@ -3,7 +3,7 @@
 Times (``Step.at``) are seconds since ``Scenario.start``; durations, TTLs and validities
 are seconds.
 
-``Fact``, ``EventTag`` and ``Impression`` are defined here once: a step's ``Hints`` hold
+``EventTag`` and ``Impression`` are defined here once, ``Fact`` in ``mtsbench.facts``: a step's ``Hints`` hold
 what a perfect LLM would output, and ``mtsbench.llm.base`` re-exports them as the LLM's
 answer types (the mock LLM returns a step's hints with its noise applied). The old hint
 names stay: ``EventHint`` is ``EventTag``, ``InferHint`` is ``Impression``, and
@@ -19,6 +19,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Union
 
+from ..facts import Fact, FactValue  # noqa: F401  (defined below memory and the LLM layer, which share it)
+
 STEP_KINDS = ("say", "reply", "perceive", "probe", "idle", "check")
 TEXT_KINDS = ("say", "reply", "perceive", "probe")
 OBSERVED_KINDS = ("say", "reply", "perceive")
@@ -26,22 +28,6 @@ OBSERVED_KINDS = ("say", "reply", "perceive")
 # raised deep inside a run that should name it (``llm.replay``: a scenario not recorded).
 RUNNING: "ContextVar[Scenario | None]" = ContextVar("mtsbench_running_scenario", default=None)
 CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count")
-
-
-FactValue = Union[str, int, float, bool]
-
-
-@dataclass(frozen=True)
-class Fact:
-    """A fact about the user: ``key`` names what it is about (``user.allergy.milk``), ``value``
-    what holds; same key and equal value = the same fact, same key and another value = a
-    contradiction. ``belief`` 0..1."""
-
-    key: str
-    value: FactValue
-    text: str
-    belief: float = 0.7
-    turns: tuple[int, ...] = ()     # 1-based numbers of the summarized turns that state it (LLM answers)
 
 
 @dataclass(frozen=True)

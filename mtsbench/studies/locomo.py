@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--data {args.data}: no such file (LoCoMo's locomo10.json: see README, Public benchmarks)",
               file=sys.stderr)
         return 2
-    from .locomo_report import write_report
+    from ..errors import ReportError
+    from .locomo_tables import write_report
 
     plan = load_plan(args.plan, only=args.only)
     if not args.report_only:
@@ -135,7 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             print(f"{len(failed)} run(s) failed: {', '.join(failed)}; no report written", file=sys.stderr)
             return 1
-    write_report(plan, args.work / "runs", args.out)
+    try:
+        write_report(plan, args.work / "runs", args.out)
+    except ReportError as e:
+        print(f"mtsbench: {e}", file=sys.stderr)
+        return 2
     print(f"wrote {args.out / 'report.md'}, {args.out / 'summary.csv'} and figures in {args.out}")
     return 0
 

@@ -6,6 +6,12 @@ conversations and over the five held out from tuning (``tune`` in the plan). Int
 95% percentile bootstraps over probes (``mtsbench.report.intervals.bootstrap``);
 comparisons with a ``base`` run are paired: the per-probe difference, bootstrapped
 (``paired_diff``). Recall is earned credit (``mtsbench.credit``) unless named ``prov_``.
+
+The study's tables are set against published figures at fixed depths (DRAGON's R@5 ...
+R@50) and budgets, so it does not follow ``evaluation.recall_at``: it needs its runs
+evaluated at ``DEPTHS`` and ``BUDGETS`` (the defaults), and refuses, naming the run and the
+missing columns, a run that was not (``Saved.read``: ``ReportError``) instead of failing
+on a missing column.
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ import numpy as np
 import pandas as pd
 
 from ..attention_auc import attention_block, roc_auc
+from ..errors import ReportError
+from ..evidence import cut_columns, cuts_of_summary
 from ..report.intervals import bootstrap
 from ..results import load
 from ..scenario.loader import load_scenario
 
-DEPTHS = (5, 10, 25, 50)
+DEPTHS = (5, 10, 25, 50)               # the study's own cut-offs (module docstring), not the configured ones
 BUDGETS = (256, 512, 1024, 2048)
 KINDS = ("probe", "reply", "association", "arousal", "processes")
 SEED = 20_251_204
@@ -57,6 +65,11 @@ class Saved:
     @classmethod
     def read(cls, run: Path, data: Path) -> "Saved":
         summary = json.loads((run / "summary.json").read_text())
+        depths, budgets = cuts_of_summary(summary)
+        missing = [c for c in cut_columns(DEPTHS, BUDGETS) if c not in cut_columns(depths, budgets)]
+        if missing:
+            raise ReportError(f"{run}: evaluated without {', '.join(missing)}; the LoCoMo study reports at depths "
+                              f"{list(DEPTHS)} and budgets {list(BUDGETS)} (evaluation.recall_at, recall_at_tokens)")
         records, _ = load(run / "results.parquet")
         return cls(pd.read_csv(run / "metrics.csv", low_memory=False), summary, records,
                    {sid: load_scenario(data / f"{sid}.yaml") for sid in summary["scenarios"]})
@@ -80,7 +93,7 @@ def measure(saved: Saved, probes: pd.DataFrame, scenarios: list[str]) -> dict:
     probes = probes[probes.index.get_level_values("scenario").isin(scenarios)]
     summary, allp = saved.summary, saved.metrics
     out: dict = {"probes": int(len(probes))}
-    for c in [*(f"recall@{d}" for d in DEPTHS), *(f"recall@{b}t" for b in BUDGETS)]:
+    for c in cut_columns(DEPTHS, BUDGETS):
         for prefix in ("", "prov_", "chance_"):
             out[prefix + c] = _mean(probes, prefix + c)
     for c in ("recall@10", "recall@1024t"):
@@ -134,16 +147,3 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, dict]:
                          "overrides": " ".join(run["overrides"]), "base": run.get("base"), "wall_s": wall,
                          **figures, **({"attention_hist": json.dumps(hist)} if hist else {})})
     return pd.DataFrame(rows), probes
-
-
-def write_report(plan: dict, runs: Path, out: Path) -> None:
-    """report.md, summary.csv and figures in ``out`` (notes.md, hand-written, kept and put first)."""
-    from .locomo_tables import figures, markdown
-
-    out.mkdir(parents=True, exist_ok=True)
-    table, probes = collect(plan, runs)
-    table.round(4).to_csv(out / "summary.csv", index=False)
-    made = figures(table, probes, plan, out)
-    notes = out / "notes.md"
-    head = notes.read_text(encoding="utf-8").rstrip() + "\n\n" if notes.exists() else ""
-    (out / "report.md").write_text(head + "\n".join(markdown(table, probes, plan, made)) + "\n", encoding="utf-8")

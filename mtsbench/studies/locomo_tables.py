@@ -1,4 +1,5 @@
-"""The LoCoMo study's tables, targets and figures (``locomo_report`` computes the figures they show)."""
+"""The LoCoMo study's tables, targets and figures (``locomo_report`` computes the figures they
+show), and ``write_report``, which puts them together."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..report.intervals import bootstrap
-from .locomo_report import DEPTHS, KINDS, paired_diff
+from .locomo_report import DEPTHS, KINDS, collect, paired_diff
 
 PCT = 100.0
 DRAGON = {"R@5": 56.7, "R@10": 66.2, "R@25": 76.7, "R@50": 82.7}
@@ -251,3 +252,14 @@ def figures(table: pd.DataFrame, probes: dict, plan: dict, out: Path) -> list[st
         plt.close(fig)
         made.append("attention.png")
     return made
+
+
+def write_report(plan: dict, runs: Path, out: Path) -> None:
+    """report.md, summary.csv and figures in ``out`` (notes.md, hand-written, kept and put first)."""
+    out.mkdir(parents=True, exist_ok=True)
+    table, probes = collect(plan, runs)
+    table.round(4).to_csv(out / "summary.csv", index=False)
+    made = figures(table, probes, plan, out)
+    notes = out / "notes.md"
+    head = notes.read_text(encoding="utf-8").rstrip() + "\n\n" if notes.exists() else ""
+    (out / "report.md").write_text(head + "\n".join(markdown(table, probes, plan, made)) + "\n", encoding="utf-8")

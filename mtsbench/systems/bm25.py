@@ -48,12 +48,14 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Literal
 
 import bm25s
 import numpy as np
 
 from ..llm.base import estimate_tokens
 from ..memory.lexical import tokenize
+from ..params import Count, Natural, NonNegative, Share, Text, declared
 from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
@@ -61,6 +63,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
+@declared
 class Bm25System(PlainSystem):
     """A lexical memory: one memory per observed item, ranked by BM25 (see the module).
 
@@ -99,8 +102,9 @@ class Bm25System(PlainSystem):
     ['day', 'day', 'next', 'next', 'rain', 'rain']
     """
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", context: int = 0,
-                 self_weight: int = 1, context_gap: float = 1800.0, stemmer: str | None = None):
+    def __init__(self, k1: NonNegative = 1.5, b: Share = 0.75,
+                 method: Literal[METHODS] = "lucene", context: Natural = 0,
+                 self_weight: Count = 1, context_gap: NonNegative = 1800.0, stemmer: Text | None = None):
         self.k1 = k1
         self.b = b
         self.method = method
@@ -111,14 +115,7 @@ class Bm25System(PlainSystem):
 
     # -- the protocol ----------------------------------------------------------------
     def start(self, context: Context) -> None:
-        """Empty the store for a new scenario (and check the parameters)."""
-        if self.method not in METHODS:
-            raise ValueError(f"bm25 method {self.method!r} is not one of {', '.join(METHODS)}")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise ValueError(f"bm25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
-        if self.context < 0 or self.self_weight < 1 or self.context_gap < 0:
-            raise ValueError(f"bm25 needs context >= 0, self_weight >= 1 and context_gap >= 0, got "
-                             f"{self.context}, {self.self_weight}, {self.context_gap}")
+        """Empty the store for a new scenario (and check the stemmer's language)."""
         self.stem_ = None
         if self.stemmer:
             import Stemmer

@@ -9,17 +9,29 @@ check from memory's state.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
-from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from ..agent import MemoryAgent
 from ..memory.memory import Memory
 from ..memory.store import KIND_CODE
+from ..params import Count, build, declared
 from ..preload import PreloadSpec, preload
 from ..processes.events import EventTracker
 from ..scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
 from .base import UNSUPPORTED, Context, EventOf, Idle, Observation, Outcome, Query, Tick, Totals, take_events
+
+
+@declared(node="agent")
+@dataclass(frozen=True)
+class Schedule:
+    """The ``agent`` node: re-tier every ``rebalance_every`` steps (and on every idle step),
+    incrementally (only memories written since or whose decay is due) or all of them."""
+
+    rebalance_every: Count = 20
+    incremental_rebalance: bool = True
 
 
 class MtsSystem:
@@ -36,23 +48,24 @@ class MtsSystem:
         self.index, self.agent, self.preload, self.motivation = index, agent, preload, motivation
 
     def start(self, context: Context) -> None:
-        attention = instantiate(self.dual, long_decay=instantiate(self.long_decay),
-                                short_decay=instantiate(self.short_decay))
-        retriever = instantiate(self.retrieval)
-        agent = self.agent or {}
-        self.memory_ = Memory(instantiate(self.embedder), attention, retriever, instantiate(self.tiers),
-                              instantiate(self.depth), instantiate(self.arousal),
-                              index=_plain(self.index), incremental_rebalance=agent.get("incremental_rebalance", True))
+        def part(name: str, **given):          # the node of the same name, built (a bad value: one line naming it)
+            return build(getattr(self, name), name, **given)
+
+        attention = part("dual", long_decay=part("long_decay"), short_decay=part("short_decay"))
+        retriever = part("retrieval")
+        schedule = Schedule(**(self.agent or {}))
+        self.memory_ = Memory(part("embedder"), attention, retriever, part("tiers"), part("depth"),
+                              part("arousal"), index=_plain(self.index),
+                              incremental_rebalance=schedule.incremental_rebalance)
         start = context.start
-        self.events_ = EventTracker(instantiate(self.events))
-        self.agent_ = MemoryAgent(self.memory_, instantiate(self.llm), instantiate(self.attention),
-                                  instantiate(self.summarize), instantiate(self.consolidation),
-                                  instantiate(self.inference), self.events_, instantiate(self.belief),
-                                  instantiate(self.accumulate), instantiate(self.conflict),
-                                  rebalance_every=agent.get("rebalance_every", 20), language=context.language,
+        self.events_ = EventTracker(part("events"))
+        self.agent_ = MemoryAgent(self.memory_, part("llm"), part("attention"), part("summarize"),
+                                  part("consolidation"), part("inference"), self.events_, part("belief"),
+                                  part("accumulate"), part("conflict"), rebalance_every=schedule.rebalance_every,
+                                  language=context.language,
                                   day_offset=start.hour * 3600 + start.minute * 60 + start.second,
                                   context=retriever.context,
-                                  motivation=None if self.motivation is None else instantiate(self.motivation))
+                                  motivation=None if self.motivation is None else part("motivation"))
         preload(self.memory_, PreloadSpec.from_config(self.preload), context.language)
         self.memory_.embedder.warm([t for t in context.texts if t])
 
@@ -81,7 +94,7 @@ class MtsSystem:
         return self.agent_.llm
 
     def waiting(self) -> frozenset[str]:
-        return frozenset(i.step for i in self.agent_.summarizer.pending_)
+        return frozenset(i.step for i in self.agent_.summarizer.waiting())
 
     def read(self, query) -> object:
         """The state a check reads (see ``mtsbench.evaluate`` for how it is judged)."""
@@ -126,7 +139,7 @@ class MtsSystem:
 
     def totals(self) -> Totals:
         meter = self.agent_.llm.meter
-        return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.memory_.processes.totals,
+        return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.agent_.processes.totals,
                       memories=self.memory_.store.size, trace=self.memory_.trace)
 
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from ...errors import ConfigError
+from ...params import Count, Natural, NonNegative, Positive, Seed, Share, Text, Threads, declared
 from ..base import LLMError, Meter
 from ..task import Task
 from ..tasks import task_methods
@@ -24,17 +27,19 @@ from .model import DEFAULT_MODEL, assemble
 from .server import RUNTIME, acquire, release
 
 
+@declared
 class LocalLLM(task_methods()):
     """The ``llm=local`` backend (see the module docstring)."""
 
     backend = "local"
 
-    def __init__(self, model: str = DEFAULT_MODEL, model_path: str | None = None, threads: int = 2,
-                 ctx_size: int = 4096, startup_timeout: float = 180.0, cache_dir: str | None = None,
-                 server_url: str | None = None, temperature: float = 0.0, seed: int | None = None,
-                 max_tokens: int | None = 512, timeout: float = 300.0, max_retries: int = 1,
-                 response_format: str = "json_schema", on_failure: str = "raise", record: str | None = None,
-                 max_failure_rate: float = 0.05, max_retry_wait: float = 30.0):
+    def __init__(self, model: Text = DEFAULT_MODEL, model_path: Text | None = None, threads: Threads = 2,
+                 ctx_size: Annotated[int, Field(ge=256)] = 4096, startup_timeout: Positive = 180.0,
+                 cache_dir: Text | None = None, server_url: Text | None = None, temperature: NonNegative | None = 0.0,
+                 seed: Seed | None = None, max_tokens: Count | None = 512, timeout: Positive = 300.0,
+                 max_retries: Natural = 1, response_format: Literal["json_schema", "json_object", "text"] = "json_schema",
+                 on_failure: Literal["raise", "skip"] = "raise", record: Text | None = None,
+                 max_failure_rate: Share = 0.05, max_retry_wait: NonNegative = 30.0):
         if importlib.util.find_spec("openai") is None:     # refused now, not at the first call
             raise ConfigError("llm=local needs the openai client (it talks to its server through it), an "
                               "optional extra: pip install 'mtsbench[local]' (openai is not installed)")
@@ -83,9 +88,6 @@ class LocalLLM(task_methods()):
             url = url[:-3] if url.endswith("/v1") else url
             name = Path(self.model_path).stem if self.model_path else self.model
         else:
-            for key, value, rule in (("threads", self.threads, 1), ("ctx_size", self.ctx_size, 256)):
-                if not isinstance(value, int) or isinstance(value, bool) or value < rule:
-                    raise LLMError(f"llm=local: llm.{key} must be an integer >= {rule}, got {value!r}")
             path = self.model_file()
             key = (str(path.resolve()), self.threads, self.ctx_size)
             server = acquire(key, path, self.threads, self.ctx_size, float(self.startup_timeout))
