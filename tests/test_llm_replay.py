@@ -115,6 +115,34 @@ def test_repeated_prompts_replay_in_recorded_order(tmp_path):
     assert [replay.rate_attention(item, []) for _ in range(3)] == [1.0, 2.0, 2.0]
 
 
+def test_each_scenario_replays_its_own_answer_to_a_request_two_scenarios_sent(tmp_path):
+    """A real model answers one request a little differently from one server session to the
+    next: recorded in scenarios a then b, each is served its own answer, in either order and
+    alone, and a request outside any scenario gets the file's first."""
+    from types import SimpleNamespace
+
+    from mtsbench.scenario.model import RUNNING
+
+    cassette = tmp_path / "c.jsonl"
+    item = Item("Milk is on the table.", "perceive", "s")
+
+    def in_scenario(name, llm):
+        token = RUNNING.set(SimpleNamespace(id=name))
+        try:
+            return llm.rate_attention(item, [])
+        finally:
+            RUNNING.reset(token)
+
+    with FakeOpenAI() as server:
+        server.push(Reply(content='{"score": 3}'), Reply(content='{"score": 4}'))
+        live = OpenAILLM(base_url=server.url, model="m", record=str(cassette))
+        assert [in_scenario("a", live), in_scenario("b", live)] == [3.0, 4.0]
+    assert [r["scenario"] for r in read(cassette)] == ["a", "b"]
+    assert [in_scenario(s, ReplayLLM(str(cassette))) for s in ["b", "a"]] == [4.0, 3.0]
+    replay = ReplayLLM(str(cassette))
+    assert [in_scenario("b", replay), in_scenario("a", replay), replay.rate_attention(item, [])] == [4.0, 3.0, 3.0]
+
+
 WRITER = """
 import sys
 from mtsbench.llm.cassette import append

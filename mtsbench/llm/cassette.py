@@ -3,12 +3,16 @@
 A line records one request of a real backend and what came back::
 
     {"key": sha256, "backend": "openai", "model": "...", "params": {"temperature": 0.0, ...},
-     "task": "rate_attention", "messages": [...], "mode": "json_schema",
+     "task": "rate_attention", "messages": [...], "mode": "json_schema", "scenario": "milk_allergy",
      "response": {"text": "...", "prompt_tokens": 120, "completion_tokens": 8, "retries": 0}}
 
 or, for a request that failed after the client's retries, ``"error": "<one line>"`` and
 ``"retries"`` in place of ``response``. ``key`` is ``request_key(backend, model, task,
-messages, params)``: the sha256 of their canonical JSON. Nothing else is stored — no
+messages, params)``: the sha256 of their canonical JSON. ``scenario`` is the id of the scenario
+running when the request was sent (absent outside one, and in cassettes recorded before it
+was kept): the same request in two scenarios is two records, since a real model's answers to
+one request differ a little from one server session to the next (its log-probabilities do),
+and a replay serves each scenario its own (``Cassette.next``). Nothing else is stored — no
 headers, no API key: every text of a record goes through ``errors.redact`` as it is
 appended, so a server echoing the key in an answer (and the later prompts quoting that
 answer) leaves ``<redacted>`` in the cassette, not the key.
@@ -60,6 +64,14 @@ def _redacted(value):
     return value
 
 
+def running_scenario() -> str | None:
+    """The id of the scenario running now (``scenario.model.RUNNING``), None outside one."""
+    from ..scenario.model import RUNNING
+
+    scenario = RUNNING.get()
+    return scenario.id if scenario is not None else None
+
+
 def append(path: str | os.PathLike, record: dict) -> None:
     """Append ``record`` (its texts redacted) as one JSON line: O_APPEND, one os.write, under
     an exclusive flock."""
@@ -94,10 +106,22 @@ def read(path: str | os.PathLike) -> list[dict]:
 
 
 class Cassette:
-    """The records of a cassette indexed by key; ``next(key)`` serves them in recorded order.
+    """The records of a cassette indexed by key; ``next(key, scenario)`` serves them in recorded order.
 
-    The n-th request with a key gets the n-th record of that key, and the last one once
-    they run out (a prompt asked more often than when recording gets the latest answer).
+    The n-th request with a key in a scenario gets the n-th record of that key recorded in that
+    scenario, and the last one once they run out (a prompt asked more often than when recording
+    gets the latest answer). A key the scenario has no record of (a request outside any
+    scenario, or a cassette recorded before records named their scenario) is served from all
+    the key's records in file order, counted apart. So what a scenario is answered does not
+    depend on which other scenarios run in the same process, nor in which order.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.jsonl")
+    >>> for who, text in [("a", "1"), ("b", "2"), (None, "3")]:
+    ...     append(path, {"key": "k", "response": {"text": text}} | ({"scenario": who} if who else {}))
+    >>> c = Cassette(path)
+    >>> [c.next("k", s)["response"]["text"] for s in ["b", "a", "a", None, "z"]]
+    ['2', '1', '1', '1', '2']
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -106,7 +130,7 @@ class Cassette:
         self._by_key: dict[str, list[dict]] = defaultdict(list)
         for r in self.records:
             self._by_key[r["key"]].append(r)
-        self._served: dict[str, int] = defaultdict(int)
+        self._served: dict[tuple[str | None, str], int] = defaultdict(int)
 
     def profiles(self) -> list[dict]:
         """The distinct (backend, model, params) the cassette was recorded with."""
@@ -116,10 +140,12 @@ class Cassette:
             seen.setdefault(json.dumps(p, sort_keys=True), p)
         return list(seen.values())
 
-    def next(self, key: str) -> dict | None:
+    def next(self, key: str, scenario: str | None = None) -> dict | None:
         records = self._by_key.get(key)
         if not records:
             return None
-        n = self._served[key]
-        self._served[key] = n + 1
-        return records[min(n, len(records) - 1)]
+        own = [r for r in records if scenario is not None and r.get("scenario") == scenario]
+        pool, slot = (own, (scenario, key)) if own else (records, (None, key))
+        n = self._served[slot]
+        self._served[slot] = n + 1
+        return pool[min(n, len(pool) - 1)]

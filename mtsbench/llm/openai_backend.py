@@ -79,6 +79,7 @@ except ImportError:       # the optional extra (mtsbench[openai]; mtsbench[local
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from . import cassette
+from .cassette import running_scenario
 from ..errors import ConfigError, redact, register_secret
 from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
 from .base import LLMError, Meter, estimate_tokens
@@ -270,9 +271,11 @@ class OpenAILLM(ChatLLM):
 
     def _write(self, key: str, task: Task, messages: list[dict], mode: str, **outcome) -> None:
         if self.record_:
+            scenario = running_scenario()
             cassette.append(self.record_, {"key": key, "backend": self.backend_, "model": self.model_,
                                            "params": self.params_, "task": task.name, "messages": messages,
-                                           "mode": mode, **outcome})
+                                           "mode": mode, **({"scenario": scenario} if scenario else {}),
+                                           **outcome})
 
 
 def _message(e: "openai.APIStatusError") -> str:

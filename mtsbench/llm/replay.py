@@ -30,7 +30,7 @@ from typing import Literal
 from ..params import NonNegative, Seed, Share, Text, declared
 from ..resources import CASSETTE_DIR, packaged_cassettes
 from .base import LLMError, Meter
-from .cassette import Cassette
+from .cassette import Cassette, running_scenario
 from .chat import ChatLLM, Exchange, TransportError, excerpt
 from .task import Task
 
@@ -121,7 +121,7 @@ class ReplayLLM(ChatLLM):
         return f"no recorded answer in {where} for prompt '{excerpt(messages[-1]['content'])}'"
 
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
-        record = self.cassette_.next(key)
+        record = self.cassette_.next(key, running_scenario())
         if record is None:
             raise LLMError(self._missing(messages), task=task.name)
         if "error" in record:
