@@ -1,6 +1,7 @@
 """Record the packaged model's answers in chunks that resume: one cassette per scenario.
 
     python scripts/record.py [--parts recordings] [--commit] [--python PY] [--only NAME ...]
+    python scripts/record.py --package [--parts recordings]
 
 Each chunk is one scenario, recorded with ``llm=local llm.threads=1 llm.on_failure=skip`` under
 ``nice -n 19`` (the machine's other work keeps the CPU) into ``PARTS/NAME.jsonl``. A chunk is
@@ -25,6 +26,12 @@ LoCoMo is recorded for its attention labels and summaries (``ablate=inference``:
 calls; a LoCoMo conversation has 419 turns).
 
 Replay a chunk with ``mtsbench run llm=replay llm.cassette=PARTS/NAME.jsonl scenarios=[NAME]``.
+
+``--package`` rebuilds the packaged cassette (``PACKAGED``, what ``llm=recorded`` replays) from
+the finished chunks (``package``): every record of every bundled scenario's chunk, named by its
+scenario (``"scenario"``: a record written before records carried it gets its chunk's name),
+then the packaged cassette's own records that no chunk has a request for (the component
+checker's, sent outside any scenario). LoCoMo's chunk stays out (its licence).
 """
 
 from __future__ import annotations
@@ -97,6 +104,24 @@ def record(name: str, parts: Path, python: str, tmp: Path) -> dict:
     return meta
 
 
+PACKAGED = ROOT / "cassettes" / "qwen2.5-coder-1.5b-instruct-q4_k_m.jsonl"
+
+
+def package(parts: Path, out: Path = PACKAGED) -> dict:
+    """Rebuild ``out`` from the finished chunks in ``parts`` (module docstring); the counts."""
+    from mtsbench.llm.cassette import read
+
+    names = [n for n in chunks() if n != LOCOMO and (parts / f"{n}.meta.json").is_file()]
+    records = [r if "scenario" in r else {**r, "scenario": n} for n in names for r in read(parts / f"{n}.jsonl")]
+    keys = {r["key"] for r in records}
+    kept = [r for r in read(out) if r["key"] not in keys] if out.is_file() else []
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records + kept)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out)
+    return {"scenarios": names, "records": len(records), "kept": len(kept)}
+
+
 def commit(paths: list[Path], message: str) -> None:
     """Commit exactly ``paths`` (``git commit --only``), retrying while another git holds the index."""
     rel = [str(p.relative_to(ROOT)) for p in paths]
@@ -117,8 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="the interpreter with mtsbench[local] installed")
     parser.add_argument("--only", nargs="*", help="record only these chunks (default: all, in order)")
     parser.add_argument("--commit", action="store_true", help="commit each finished chunk")
+    parser.add_argument("--package", action="store_true", help="rebuild the packaged cassette from the chunks")
     ns = parser.parse_args(argv)
     parts = Path(ns.parts).resolve()
+    if ns.package:
+        print(f"record: {PACKAGED.relative_to(ROOT)} rebuilt: {json.dumps(package(parts))}")
+        return 0
     parts.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mtsbench-record-") as t:
         for name in ns.only or chunks():

@@ -32,3 +32,21 @@ def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys):
     assert record.main(["--parts", str(tmp_path), "--python", "/nonexistent/python",
                         "--only", "field_warmup", "deep_memory"]) == 0
     assert capsys.readouterr().out.count("already recorded, skipped") == 2
+
+
+def test_package_names_each_record_s_scenario_and_keeps_only_the_packaged_records_no_chunk_replaces(tmp_path):
+    record = load()
+    parts, out = tmp_path / "parts", tmp_path / "packaged.jsonl"
+    parts.mkdir()
+    chunk = {"field_warmup": [{"key": "k1", "n": 1}, {"key": "shared", "n": 2}],
+             "deep_memory": [{"key": "shared", "n": 3, "scenario": "deep_memory"}],
+             "noisy_belief": [{"key": "k9", "n": 9}]}            # no .meta.json: an unfinished chunk
+    for name, rows in chunk.items():
+        (parts / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        if name != "noisy_belief":
+            (parts / f"{name}.meta.json").write_text("{}")
+    out.write_text(json.dumps({"key": "shared", "n": 0}) + "\n" + json.dumps({"key": "checker", "n": 5}) + "\n")
+    assert record.package(parts, out) == {"scenarios": ["field_warmup", "deep_memory"], "records": 3, "kept": 1}
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["n"], r.get("scenario")) for r in rows] == [(1, "field_warmup"), (2, "field_warmup"),
+                                                          (3, "deep_memory"), (5, None)]
