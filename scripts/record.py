@@ -27,11 +27,14 @@ calls; a LoCoMo conversation has 419 turns).
 
 Replay a chunk with ``mtsbench run llm=replay llm.cassette=PARTS/NAME.jsonl scenarios=[NAME]``.
 
+The first chunk, ``checker``, is not a scenario: it records the component checker's calls
+(``mtsbench.checks.check_llm``: one example call per task, outside any scenario), which the
+contract tests replay with ``llm=recorded``.
+
 ``--package`` rebuilds the packaged cassette (``PACKAGED``, what ``llm=recorded`` replays) from
-the finished chunks (``package``): every record of every bundled scenario's chunk, named by its
-scenario (``"scenario"``: a record written before records carried it gets its chunk's name),
-then the packaged cassette's own records that no chunk has a request for (the component
-checker's, sent outside any scenario). LoCoMo's chunk stays out (its licence).
+the finished chunks (``package``) and nothing else: every record of each chunk but LoCoMo's (its
+licence), a scenario's named by its scenario (``"scenario"``: a record written before records
+carried it gets its chunk's name).
 """
 
 from __future__ import annotations
@@ -50,6 +53,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NEW = ["field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
 LOCOMO = "locomo_conv_26"
+CHECKER = "checker"     # the component checker's calls (mtsbench.checks.check_llm), outside any scenario
+CHECK_LLM = ("import sys; from hydra.utils import instantiate; from mtsbench.checks import check_llm; "
+             "from mtsbench.config import compose; "
+             "check_llm(instantiate(compose(sys.argv[1:])[0].llm))")
 CLI = ["-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())"]   # `mtsbench` with a given python
 OVERRIDES = ["llm=local", "llm.threads=1", "llm.on_failure=skip"]
 LICENSE = """# LoCoMo cassettes
@@ -65,7 +72,7 @@ carries part of the data set: it is under the data set's licence, **CC BY-NC 4.0
 def chunks() -> list[str]:
     """The scenarios to record, in order (module docstring)."""
     experiment = yaml.safe_load((ROOT / "configs" / "experiment" / "real_llm.yaml").read_text(encoding="utf-8"))
-    return list(dict.fromkeys(NEW + list(experiment["scenarios"]) + [LOCOMO]))
+    return list(dict.fromkeys([CHECKER] + NEW + list(experiment["scenarios"]) + [LOCOMO]))
 
 
 def locomo_file(tmp: Path, python: str) -> Path:
@@ -88,6 +95,8 @@ def record(name: str, parts: Path, python: str, tmp: Path) -> dict:
     run_dir = tmp / "runs" / name
     cmd = ["nice", "-n", "19", python, *CLI,
            "run", *OVERRIDES, *extra, f"llm.record={part}", f"scenarios=[{scenario}]", f"hydra.run.dir={run_dir}"]
+    if name == CHECKER:
+        cmd = ["nice", "-n", "19", python, "-P", "-c", CHECK_LLM, *OVERRIDES, f"llm.record={part}"]
     began = time.monotonic()
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     minutes = round((time.monotonic() - began) / 60, 1)
@@ -95,12 +104,16 @@ def record(name: str, parts: Path, python: str, tmp: Path) -> dict:
         if part.is_file() else []
     meta = {"scenario": name, "exit": done.returncode, "minutes": minutes, "requests": len(records),
             "failed_requests": sum("error" in r for r in records),
-            "command": " ".join(["mtsbench", *cmd[cmd.index("run"):]]).replace(str(tmp), "$TMP"),
+            "command": " ".join(["mtsbench", *cmd[cmd.index("run"):]] if name != CHECKER else
+                                ["python -c CHECK_LLM", *cmd[-len(OVERRIDES) - 1:]]).replace(str(tmp), "$TMP")
+                                                                 .replace(f"{ROOT}/", ""),
             "stderr": done.stderr.strip().splitlines()[-3:]}
     summary = run_dir / "summary.json"
     if summary.is_file():
         s = json.loads(summary.read_text(encoding="utf-8"))["overall"]
         meta.update(calls=s.get("llm_calls"), failures=s.get("llm_failures"))
+    if name == CHECKER and done.returncode == 0:
+        meta.update(calls=len(records), failures=meta["failed_requests"])
     return meta
 
 
@@ -112,14 +125,13 @@ def package(parts: Path, out: Path = PACKAGED) -> dict:
     from mtsbench.llm.cassette import read
 
     names = [n for n in chunks() if n != LOCOMO and (parts / f"{n}.meta.json").is_file()]
-    records = [r if "scenario" in r else {**r, "scenario": n} for n in names for r in read(parts / f"{n}.jsonl")]
-    keys = {r["key"] for r in records}
-    kept = [r for r in read(out) if r["key"] not in keys] if out.is_file() else []
-    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records + kept)
+    records = [r if "scenario" in r or n == CHECKER else {**r, "scenario": n}
+               for n in names for r in read(parts / f"{n}.jsonl")]
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
     tmp = out.with_suffix(".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, out)
-    return {"scenarios": names, "records": len(records), "kept": len(kept)}
+    return {"chunks": names, "records": len(records)}
 
 
 def commit(paths: list[Path], message: str) -> None:

@@ -20,8 +20,8 @@ def test_the_unrecorded_scenarios_first_then_the_experiment_s_then_locomo():
     record = load()
     experiment = yaml.safe_load((SCRIPT.parent.parent / "configs" / "experiment" / "real_llm.yaml").read_text())
     order = record.chunks()
-    assert order[:4] == ["field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
-    assert order[4:-1] == experiment["scenarios"] and order[-1] == "locomo_conv_26"
+    assert order[:5] == ["checker", "field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
+    assert order[5:-1] == experiment["scenarios"] and order[-1] == "locomo_conv_26"
 
 
 def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys):
@@ -34,19 +34,20 @@ def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys):
     assert capsys.readouterr().out.count("already recorded, skipped") == 2
 
 
-def test_package_names_each_record_s_scenario_and_keeps_only_the_packaged_records_no_chunk_replaces(tmp_path):
+def test_package_is_the_finished_chunks_each_scenario_s_records_named_by_it(tmp_path):
     record = load()
     parts, out = tmp_path / "parts", tmp_path / "packaged.jsonl"
     parts.mkdir()
-    chunk = {"field_warmup": [{"key": "k1", "n": 1}, {"key": "shared", "n": 2}],
+    chunk = {"checker": [{"key": "c", "n": 0}],
+             "field_warmup": [{"key": "k1", "n": 1}, {"key": "shared", "n": 2}],
              "deep_memory": [{"key": "shared", "n": 3, "scenario": "deep_memory"}],
              "noisy_belief": [{"key": "k9", "n": 9}]}            # no .meta.json: an unfinished chunk
     for name, rows in chunk.items():
         (parts / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         if name != "noisy_belief":
             (parts / f"{name}.meta.json").write_text("{}")
-    out.write_text(json.dumps({"key": "shared", "n": 0}) + "\n" + json.dumps({"key": "checker", "n": 5}) + "\n")
-    assert record.package(parts, out) == {"scenarios": ["field_warmup", "deep_memory"], "records": 3, "kept": 1}
+    out.write_text(json.dumps({"key": "old", "n": 5}) + "\n")                   # replaced as a whole
+    assert record.package(parts, out) == {"chunks": ["checker", "field_warmup", "deep_memory"], "records": 4}
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [(r["n"], r.get("scenario")) for r in rows] == [(1, "field_warmup"), (2, "field_warmup"),
-                                                          (3, "deep_memory"), (5, None)]
+    assert [(r["n"], r.get("scenario")) for r in rows] == [(0, None), (1, "field_warmup"), (2, "field_warmup"),
+                                                          (3, "deep_memory")]
