@@ -7,7 +7,7 @@ not fitted on.
 
 - ``sweep``: every ``ablate=`` option (configs/ablate) x ``llm=mock,profiled`` on every
   bundled scenario (``experiment=transfer``);
-- ``recorded``: every ``ablate=`` option with ``llm=recorded`` on the ten recorded scenarios
+- ``recorded``: every ``ablate=`` option with ``llm=recorded`` on the fourteen recorded scenarios
   (``experiment=transfer_recorded``): a job whose LLM calls the cassette does not hold fails
   at its first such call and counts as not covered;
 - ``holdout``: the clean mock and the model (replayed) on the recorded scenarios, a profile
@@ -41,10 +41,11 @@ import pandas as pd
 
 from ..calibrate import spearman
 
-RECORDED = ["milk_allergy", "milk_allergy_zh", "cold_then_fever", "cold_then_fever_zh", "disneyland_twice",
-            "disneyland_twice_zh", "flu_fades", "second_thought", "contradiction", "personality"]
-HALVES = (["milk_allergy", "milk_allergy_zh", "flu_fades", "second_thought", "contradiction"],
-          ["cold_then_fever", "cold_then_fever_zh", "disneyland_twice", "disneyland_twice_zh", "personality"])
+HALVES = (["milk_allergy", "milk_allergy_zh", "flu_fades", "second_thought", "contradiction", "deep_memory",
+           "deep_memory_zh"],
+          ["cold_then_fever", "cold_then_fever_zh", "disneyland_twice", "disneyland_twice_zh", "personality",
+           "field_warmup", "noisy_belief"])
+RECORDED = HALVES[0] + HALVES[1]        # every bundled scenario the packaged cassette holds
 TOL = 0.01
 
 
@@ -196,7 +197,7 @@ def measure(run, model, scenarios) -> dict:
 
 def holdout(h: Path, sweep_jobs: dict) -> pd.DataFrame:
     """Held-out measures of each half's profiled mock (and the clean mock) against the model,
-    then in-sample for reference: the sweep's ``ablate=none`` jobs on all ten (the packaged
+    then in-sample for reference: the sweep's ``ablate=none`` jobs on all fourteen (the packaged
     profile was fitted on them)."""
     model = _load(h / "model")
     if model is None:
@@ -216,7 +217,7 @@ def holdout(h: Path, sweep_jobs: dict) -> pd.DataFrame:
     for llm in ("mock", "profiled"):
         run = sweep_jobs.get(("none", llm))
         if run is not None:
-            rows.append({"fit_on": "all ten", "measured_on": "all ten (in-sample)", "llm": llm,
+            rows.append({"fit_on": "all fourteen", "measured_on": "all fourteen (in-sample)", "llm": llm,
                          **measure(run, model, RECORDED)})
     return pd.DataFrame(rows)
 
@@ -259,7 +260,7 @@ def build(work: Path, out: Path) -> None:
              _md(table.drop(columns=["broken_ids"])),
              "## Does each conclusion survive?\n",
              f"`llm=recorded` completed for: {', '.join(covered) or 'no ablation'} (the other ablations ask "
-             "calls the cassette does not hold); its comparisons use the ten recorded scenarios only.\n",
+             "calls the cassette does not hold); its comparisons use the fourteen recorded scenarios only.\n",
              _md(surv)]
     (out / "report.md").write_text("\n".join(p for p in parts if p), encoding="utf-8")
 
