@@ -143,6 +143,26 @@ def test_each_scenario_replays_its_own_answer_to_a_request_two_scenarios_sent(tm
     assert [in_scenario("b", replay), in_scenario("a", replay), replay.rate_attention(item, [])] == [4.0, 3.0, 3.0]
 
 
+def test_replay_first_answers_what_a_cassette_holds_and_sends_only_the_rest(tmp_path):
+    """llm.replay_first: an ablation of a recorded run pays only for its new requests, and its
+    own recording is complete (the replayed answers are written as if sent)."""
+    first = tmp_path / "first.jsonl"
+    old, new = Item("Milk is on the table.", "perceive", "s"), Item("The orchid has a bud.", "perceive", "s")
+    with FakeOpenAI() as server:
+        server.push(Reply(content='{"score": 3}'))
+        assert OpenAILLM(base_url=server.url, model="m", record=str(first)).rate_attention(old, []) == 3.0
+    with FakeOpenAI() as server:
+        server.push(Reply(content='{"score": 9}'))
+        second = tmp_path / "second.jsonl"
+        live = OpenAILLM(base_url=server.url, model="m", record=str(second), replay_first=str(first))
+        assert [live.rate_attention(old, []), live.rate_attention(new, [])] == [3.0, 9.0]
+        assert len(server.requests) == 1 and live.replayed_ == 1 and live.meter.calls == 2
+    assert [r["response"]["text"] for r in read(second)] == ['{"score": 3}', '{"score": 9}']
+    assert [r["key"] for r in read(second)][0] == read(first)[0]["key"]
+    with pytest.raises(LLMError, match="llm.replay_first: cassette .* does not exist"):
+        OpenAILLM(base_url="http://127.0.0.1:9/v1", model="m", replay_first=str(tmp_path / "no.jsonl")).rate_attention(old, [])
+
+
 WRITER = """
 import sys
 from mtsbench.llm.cassette import append

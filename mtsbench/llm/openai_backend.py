@@ -12,7 +12,13 @@ or ``skip``, see ``chat.py``), ``record`` (a cassette path, or null) and
 run`` warns and exits 3), and ``logprobs`` (ask for the answer tokens' log-probabilities,
 ``top_logprobs`` = ``TOP_LOGPROBS``, in the requests of tasks with an ``expectation``:
 ``rate_attention``'s score is then their expectation; ``llm=local`` sets it, llama.cpp's
-server returns them; off by default, since not every server accepts the fields).
+server returns them; off by default, since not every server accepts the fields), and
+``replay_first`` (a cassette path or packaged cassette name, or null: a request it holds is
+answered from it as ``llm=replay`` would, the running scenario's record first, and written to
+``record`` as if sent; only the others reach the server. A live run that shares most of its
+requests with a recording, an ablation of a recorded run, then costs only its new requests;
+at temperature 0 the recorded answer is the model's answer to that request, up to the few
+thousandths its log-probabilities move between server sessions).
 
 Retries are ours, not the client's (it is built with ``max_retries=0``): every fault above
 is re-sent up to ``max_retries`` times, after the wait the server asks (``Retry-After`` or
@@ -119,7 +125,7 @@ class OpenAILLM(ChatLLM):
                  timeout: Positive = 60.0, max_retries: Natural = 2,
                  response_format: Literal[MODES] = "json_schema",
                  on_failure: Literal["raise", "skip"] = "raise", record: Text | None = None, max_failure_rate: Share = 0.05,
-                 max_retry_wait: NonNegative = 30.0, logprobs: bool = False):
+                 max_retry_wait: NonNegative = 30.0, logprobs: bool = False, replay_first: Text | None = None):
         if openai is None:
             raise missing_extra()
         self.base_url = base_url
@@ -136,6 +142,7 @@ class OpenAILLM(ChatLLM):
         self.max_failure_rate = max_failure_rate
         self.max_retry_wait = max_retry_wait
         self.logprobs = logprobs
+        self.replay_first = replay_first
         self.meter = Meter()
 
     # -- derived on first use -----------------------------------------------------------
@@ -149,7 +156,8 @@ class OpenAILLM(ChatLLM):
                                     ("max_tokens", self.max_tokens)) if v is not None}
         return {"backend_": self.backend, "model_": str(self.model), "params_": params,
                 "base_url_": str(self.base_url), "record_": str(self.record) if self.record else None,
-                "requests_": 0, "max_wait_": wait}
+                "requests_": 0, "max_wait_": wait, "replayed_": 0,
+                "replay_first_": _cassette(self.replay_first) if self.replay_first else None}
 
     @cached_property
     def client_(self) -> openai.OpenAI:
@@ -184,6 +192,13 @@ class OpenAILLM(ChatLLM):
         return MODES[max(MODES.index(known), MODES.index(self.response_format)):]
 
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
+        if self.replay_first_ is not None and (known := self.replay_first_.next(key, running_scenario())) is not None \
+                and "response" in known:
+            r = known["response"]
+            self.replayed_ += 1
+            self._write(key, task, messages, known.get("mode", self.response_format), response=r)
+            return Exchange(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)),
+                            r.get("logprobs"))
         client = self.client_
         before = self.requests_
         modes = self._modes()
@@ -276,6 +291,18 @@ class OpenAILLM(ChatLLM):
                                            "params": self.params_, "task": task.name, "messages": messages,
                                            "mode": mode, **({"scenario": scenario} if scenario else {}),
                                            **outcome})
+
+
+def _cassette(name: str):
+    """The cassette ``replay_first`` names (a path or a packaged cassette's name), opened."""
+    from .replay import cassette_path
+
+    try:
+        return cassette.Cassette(cassette_path(name))
+    except LLMError as e:
+        raise LLMError(f"llm.replay_first: {e.reason}") from None
+    except (ValueError, KeyError) as e:
+        raise LLMError(f"llm.replay_first: cassette {name} is unreadable: {e}") from None
 
 
 def _message(e: "openai.APIStatusError") -> str:

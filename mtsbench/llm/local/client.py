@@ -39,7 +39,7 @@ class LocalLLM(task_methods()):
                  seed: Seed | None = None, max_tokens: Count | None = 512, timeout: Positive = 300.0,
                  max_retries: Natural = 1, response_format: Literal["json_schema", "json_object", "text"] = "json_schema",
                  on_failure: Literal["raise", "skip"] = "raise", record: Text | None = None,
-                 max_failure_rate: Share = 0.05, max_retry_wait: NonNegative = 30.0):
+                 max_failure_rate: Share = 0.05, max_retry_wait: NonNegative = 30.0, replay_first: Text | None = None):
         if importlib.util.find_spec("openai") is None:     # refused now, not at the first call
             raise ConfigError("llm=local needs the openai client (it talks to its server through it), an "
                               "optional extra: pip install 'mtsbench[local]' (openai is not installed)")
@@ -60,6 +60,7 @@ class LocalLLM(task_methods()):
         self.record = record
         self.max_failure_rate = max_failure_rate     # read by the run's report, as for llm=openai
         self.max_retry_wait = max_retry_wait
+        self.replay_first = replay_first
         self.meter = Meter()
 
     @property
@@ -98,7 +99,8 @@ class LocalLLM(task_methods()):
                          seed=self.seed, max_tokens=self.max_tokens, timeout=self.timeout,
                          max_retries=self.max_retries, response_format=self.response_format,
                          on_failure=self.on_failure, record=self.record, max_retry_wait=self.max_retry_wait,
-                         logprobs=True)          # llama.cpp's server returns them: continuous scores
+                         logprobs=True,          # llama.cpp's server returns them: continuous scores
+                         replay_first=self.replay_first)
         chat.meter = self.meter                 # one meter: the runner reads this backend's
         self.chat_ = chat
         return chat
