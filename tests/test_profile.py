@@ -9,6 +9,7 @@ is meant to alter it, regenerate it::
     cp /tmp/prof/metrics.csv tests/data/profiled/metrics.csv
 """
 
+import json
 import math
 from pathlib import Path
 
@@ -136,3 +137,31 @@ def test_a_conclusion_survives_only_with_the_same_breaks_and_signs():
     s = survival(t, "mock", "profiled").set_index("ablate")
     assert bool(s.loc["depth", "survives"]) and not bool(s.loc["events", "survives"])
     assert s.loc["events", "broken_from"] == 1 and s.loc["events", "broken_to"] == 0
+
+
+def test_an_ablation_run_on_some_scenarios_is_compared_with_the_reference_on_those_alone(tmp_path):
+    """The real model's ablations run on the scenarios that test them: broken checks, recall and
+    cost per turn are compared with ablate=none on the same scenarios, not on all of its."""
+    from types import SimpleNamespace
+
+    from mtsbench.studies.transfer import conclusions
+
+    def run(name, rows, per, cost):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(json.dumps({
+            "overall": {"recall": 0.0, "passed": 0, "checks": 0}, "cost": {"overall": {"per_turn": 99.0},
+                                                                          "scenarios": cost},
+            "scenarios": per}))
+        e = pd.DataFrame(rows, columns=["scenario", "index", "step", "check", "passed"])
+        return SimpleNamespace(path=tmp_path / name, expectations=e)
+
+    none = run("none", [("a", 1, "s1", "recall", True), ("b", 2, "s2", "recall", True)],
+               {"a": {"recall": 1.0, "probes": 2, "passed": 1, "checks": 1},
+                "b": {"recall": 0.5, "probes": 2, "passed": 1, "checks": 1}},
+               {"a": {"total": 10, "turns": 5}, "b": {"total": 100, "turns": 5}})
+    depth = run("depth", [("a", 1, "s1", "recall", False)], {"a": {"recall": 0.5, "probes": 2, "passed": 0, "checks": 1}},
+                {"a": {"total": 10, "turns": 5}})
+    got = conclusions({("none", "recorded"): none, ("depth", "recorded"): depth}, only={"depth": ["a"]})
+    row = got.set_index("ablate").loc["depth"]
+    assert (row["broken_ids"], row["scenarios"], row["passed"], row["checks"]) == ("a:1:s1:recall", "a", 0, 1)
+    assert (row["recall"], row["recall_sign"], row["cost_per_turn"], row["cost_sign"]) == (0.5, -1, 2.0, 0)

@@ -7,9 +7,15 @@ not fitted on.
 
 - ``sweep``: every ``ablate=`` option (configs/ablate) x ``llm=mock,profiled`` on every
   bundled scenario (``experiment=transfer``);
-- ``recorded``: every ``ablate=`` option with ``llm=recorded`` on the fourteen recorded scenarios
-  (``experiment=transfer_recorded``): a job whose LLM calls the cassette does not hold fails
-  at its first such call and counts as not covered;
+- ``recorded``: the real model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M), replayed: ``ablate=none``
+  from the packaged cassette (``llm=recorded``) on the fourteen recorded scenarios, and each
+  ablation of ``LIVE`` on the scenarios that test it, from its own cassette
+  ``recordings/live/ABLATE.jsonl`` (``llm=replay``). Those cassettes are made by ``--live``
+  (missing ones only; ``--live --again`` redoes them): ``llm=local`` with
+  ``llm.replay_first`` = the packaged cassette, so a request the unablated recording holds
+  is answered from it and only the ablation's new requests reach the model (the first
+  ablations took 1 to a few dozen live calls each), every answer written to the cassette;
+  the study itself then needs no model;
 - ``holdout``: the clean mock and the model (replayed) on the recorded scenarios, a profile
   fitted on each half of them (``HALVES``, a scenario and its translation in the same half),
   and the profiled mock on the other half with it (``attention.draw`` random as fitted, and
@@ -32,8 +38,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,6 +55,22 @@ HALVES = (["milk_allergy", "milk_allergy_zh", "flu_fades", "second_thought", "co
            "field_warmup", "noisy_belief"])
 RECORDED = HALVES[0] + HALVES[1]        # every bundled scenario the packaged cassette holds
 TOL = 0.01
+LIVE_DIR = Path("recordings/live")
+LIVE = {    # ablation -> the recorded scenarios whose checks its conclusion under either mock involves
+    "accumulate": ["cold_then_fever", "personality"],
+    "arousal": ["field_warmup"],
+    "association": ["milk_allergy", "cold_then_fever", "field_warmup"],
+    "awakening": ["milk_allergy"],
+    "consolidation": ["contradiction"],
+    "depth": ["deep_memory", "second_thought"],
+    "events": ["disneyland_twice"],
+    "inference": ["cold_then_fever", "personality"],
+    "long_decay": ["field_warmup", "second_thought"],
+    "short_decay": ["field_warmup", "second_thought", "deep_memory"],
+    "tiers": ["deep_memory", "second_thought"],
+    "ttl": ["flu_fades", "personality"],
+}
+PACKAGED = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
 
 def _mtsbench(*args: str) -> int:
@@ -54,10 +78,32 @@ def _mtsbench(*args: str) -> int:
     return subprocess.run([str(exe), *args]).returncode
 
 
+def record_live(again: bool = False) -> None:
+    """Record ``LIVE_DIR/ABLATE.jsonl`` for every ablation of ``LIVE`` that has none (all with
+    ``again``): the packaged model live, ``replay_first`` the packaged cassette (module docstring).
+    A run is recorded to ``.part`` and renamed when it ends, so an interrupted one starts again."""
+    LIVE_DIR.mkdir(parents=True, exist_ok=True)
+    for ablate, scenarios in LIVE.items():
+        done, part = LIVE_DIR / f"{ablate}.jsonl", LIVE_DIR / f"{ablate}.jsonl.part"
+        if done.is_file() and not again:
+            continue
+        part.unlink(missing_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            code = _mtsbench("run", "llm=local", "llm.threads=1", "llm.on_failure=skip", f"llm.replay_first={PACKAGED}",
+                             f"llm.record={part}", f"ablate={ablate}", f"scenarios=[{','.join(scenarios)}]",
+                             f"hydra.run.dir={tmp}/run")
+        if code in (0, 3) and part.is_file():       # 3: more failed calls than allowed, a finished run all the same
+            os.replace(part, done)
+
+
 def run_all(work: Path) -> None:
     """Run the sweeps and the held-out runs into ``work`` (see the module docstring)."""
     _mtsbench("run", "-m", "experiment=transfer", f"hydra.sweep.dir={work}/sweep")
-    _mtsbench("run", "-m", "experiment=transfer_recorded", f"hydra.sweep.dir={work}/recorded")
+    _mtsbench("run", "llm=recorded", f"scenarios=[{','.join(RECORDED)}]", f"hydra.run.dir={work}/recorded/none")
+    for ablate, scenarios in LIVE.items():
+        if (LIVE_DIR / f"{ablate}.jsonl").is_file():
+            _mtsbench("run", "llm=replay", f"llm.cassette={LIVE_DIR / f'{ablate}.jsonl'}", f"ablate={ablate}",
+                      f"scenarios=[{','.join(scenarios)}]", f"hydra.run.dir={work}/recorded/{ablate}")
     h = work / "holdout"
     scen = f"scenarios=[{','.join(RECORDED)}]"
     times = {}
@@ -98,11 +144,22 @@ def _outcomes(run) -> pd.Series:
                             for s, i, st, c, k in zip(e["scenario"], e["index"], e["step"], e["check"], n)])
 
 
-def _overall(run) -> dict:
+def _overall(run, scenarios=None) -> dict:
+    """Recall, cost per turn, passed and checks of ``run``, over ``scenarios`` only if given
+    (recall weighted by each scenario's probes, cost per turn as total over turns)."""
     s = json.loads((run.path / "summary.json").read_text(encoding="utf-8"))
-    cost = s.get("cost", {}).get("overall", {})
-    return {"recall": s["overall"].get("recall"), "cost_per_turn": cost.get("per_turn"),
-            "passed": s["overall"].get("passed"), "checks": s["overall"].get("checks")}
+    if scenarios is None:
+        cost = s.get("cost", {}).get("overall", {})
+        return {"recall": s["overall"].get("recall"), "cost_per_turn": cost.get("per_turn"),
+                "passed": s["overall"].get("passed"), "checks": s["overall"].get("checks")}
+    per = [s["scenarios"][n] for n in scenarios if n in s["scenarios"]]
+    cost = [s.get("cost", {}).get("scenarios", {}).get(n, {}) for n in scenarios]
+    probes = sum(p.get("probes") or 0 for p in per if p.get("recall") is not None)
+    turns = sum(c.get("turns") or 0 for c in cost)
+    return {"recall": sum(p["recall"] * p["probes"] for p in per if p.get("recall") is not None) / probes
+            if probes else None,
+            "cost_per_turn": sum(c.get("total") or 0 for c in cost) / turns if turns else None,
+            "passed": sum(p["passed"] for p in per), "checks": sum(p["checks"] for p in per)}
 
 
 def _sign(x, ref) -> int:
@@ -128,19 +185,23 @@ def _jobs(sweep: Path) -> dict:
     return out
 
 
-def conclusions(jobs: dict) -> pd.DataFrame:
-    """One row per (ablate, llm): broken / fixed expectations and the signs of the changes."""
+def conclusions(jobs: dict, only: dict | None = None) -> pd.DataFrame:
+    """One row per (ablate, llm): broken / fixed expectations and the signs of the changes
+    against ``ablate=none`` under the same LLM; with ``only`` (ablation -> scenarios), each
+    ablation other than ``none`` on its scenarios alone (others skipped), its reference too."""
     rows = []
     for (ablate, llm), run in sorted(jobs.items()):
         ref = jobs.get(("none", llm))
-        if ref is None:
+        scen = None if only is None or ablate == "none" else only.get(ablate)
+        if ref is None or (only is not None and ablate != "none" and scen is None):
             continue
         a, r = _outcomes(run), _outcomes(ref)
-        common = a.index.intersection(r.index)
+        common = [k for k in a.index.intersection(r.index) if scen is None or k.split(":")[0] in scen]
         broken = sorted(k for k in common if r[k] and not a[k])
         fixed = sorted(k for k in common if a[k] and not r[k])
-        o, ro = _overall(run), _overall(ref)
-        rows.append({"ablate": ablate, "llm": llm, "passed": o["passed"], "checks": o["checks"],
+        o, ro = _overall(run, scen), _overall(ref, scen)
+        rows.append({"ablate": ablate, "llm": llm, "scenarios": "all" if scen is None else " ".join(scen),
+                     "passed": o["passed"], "checks": o["checks"],
                      "broken": len(broken), "fixed": len(fixed), "broken_ids": " ".join(broken),
                      "recall": o["recall"], "recall_sign": _sign(o["recall"], ro["recall"]),
                      "cost_per_turn": o["cost_per_turn"], "cost_sign": _sign(o["cost_per_turn"], ro["cost_per_turn"])})
@@ -235,19 +296,25 @@ def build(work: Path, out: Path) -> None:
     """Write ``summary.csv`` and ``report.md`` to ``out`` from the saved runs in ``work``."""
     jobs = _jobs(work / "sweep")
     rec = {(a, "recorded"): r for (a, _), r in _jobs(work / "recorded").items()}
-    table = conclusions(jobs | rec)
+    table = conclusions(jobs)
+    model = conclusions(rec, only=LIVE)
+    on_live = conclusions(jobs, only=LIVE)      # each mock's conclusions on the scenarios the model ran
     clean_prof = survival(table, "mock", "profiled")
-    prof_rec = survival(table, "profiled", "recorded", set(RECORDED))
+    prof_rec = survival(pd.concat([on_live, model]), "profiled", "recorded")
+    clean_rec = survival(pd.concat([on_live, model]), "mock", "recorded")
     out.mkdir(parents=True, exist_ok=True)
-    surv = pd.concat([clean_prof, prof_rec], ignore_index=True)
-    summary = table.merge(clean_prof[["ablate", "survives"]].rename(columns={"survives": "survives_clean_to_profiled"}),
-                          on="ablate", how="left")
+    surv = pd.concat([clean_prof, prof_rec, clean_rec], ignore_index=True)
+    summary = pd.concat([table, model], ignore_index=True)
+    for name, frame in (("survives_clean_to_profiled", clean_prof), ("survives_profiled_to_model", prof_rec),
+                        ("survives_clean_to_model", clean_rec)):
+        cols = frame[["ablate", "survives"]] if not frame.empty else pd.DataFrame(columns=["ablate", "survives"])
+        summary = summary.merge(cols.rename(columns={"survives": name}), on="ablate", how="left")
     summary.to_csv(out / "summary.csv", index=False)
     hold = holdout(work / "holdout", jobs)
     hold.to_csv(out / "holdout.csv", index=False)
     notes = (out / "notes.md").read_text(encoding="utf-8") if (out / "notes.md").is_file() else ""
-    covered = sorted(a for a, llm in rec)
-    parts = [notes, "# Transfer: clean mock, profiled mock, recorded model\n",
+    covered = sorted(a for a, _ in rec if a != "none")
+    parts = [notes, "# Transfer: clean mock, profiled mock, real model\n",
              "Generated by `python -m mtsbench.studies.transfer` from the runs in "
              f"`{work}` (module docstring: what is compared).\n",
              "## Held-out fit (fit on one half of the recorded scenarios, measured on the other)\n",
@@ -256,11 +323,13 @@ def build(work: Path, out: Path) -> None:
              _md(hold),
              "## Conclusions per ablation and LLM\n",
              "broken / fixed: expectations that pass under `ablate=none` and fail under the ablation (and the "
-             "reverse), same LLM; signs: change of recall and of cost per turn against `ablate=none`.\n",
-             _md(table.drop(columns=["broken_ids"])),
+             "reverse), same LLM; signs: change of recall and of cost per turn against `ablate=none`. `recorded` is "
+             "the real model, replayed: `ablate=none` on all fourteen recorded scenarios, each ablation on the "
+             "scenarios that test it (`scenarios`), recorded live with the unablated recording's answers reused.\n",
+             _md(summary.drop(columns=["broken_ids"])),
              "## Does each conclusion survive?\n",
-             f"`llm=recorded` completed for: {', '.join(covered) or 'no ablation'} (the other ablations ask "
-             "calls the cassette does not hold); its comparisons use the fourteen recorded scenarios only.\n",
+             f"The real model ran: {', '.join(covered) or 'no ablation'}. Its comparisons (to `recorded`) use each "
+             "ablation's scenarios only, the mocks' conclusions restricted to the same scenarios.\n",
              _md(surv)]
     (out / "report.md").write_text("\n".join(p for p in parts if p), encoding="utf-8")
 
@@ -270,8 +339,13 @@ def main(argv=None) -> int:
     parser.add_argument("--work", default="multirun/experiments/transfer", help="where the raw runs go")
     parser.add_argument("--out", default="experiments/transfer", help="report folder")
     parser.add_argument("--run", action="store_true", help="run the sweeps and held-out runs first")
+    parser.add_argument("--live", action="store_true", help="first record the model's missing ablation cassettes "
+                        "(recordings/live; needs mtsbench[local]; hours of CPU without the reused answers)")
+    parser.add_argument("--again", action="store_true", help="with --live: record every ablation's cassette again")
     ns = parser.parse_args(argv)
     work, out = Path(ns.work), Path(ns.out)
+    if ns.live:
+        record_live(ns.again)
     if ns.run:
         run_all(work)
     build(work, out)
