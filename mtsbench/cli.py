@@ -43,17 +43,15 @@ commands:
 def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
-    from . import folder_lock, workers
+    from . import folder_lock
 
     previous = _own_signals()
     try:
-        workers.start(argv)     # a sweep here: its workers' server imports while the sweep is checked
         return _run_main(argv)
     except (KeyboardInterrupt, Interrupted) as stop:    # before Hydra started the run or sweep
         return _fail(f"interrupted by {signal_name(stop)} before the run started", exit_code(stop))
     finally:
         folder_lock.release_all()   # the run's or sweep's folder (mtsbench.folder_lock)
-        workers.stop()
         _restore_signals(previous)
 
 

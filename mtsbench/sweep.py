@@ -38,7 +38,6 @@ from hydra.experimental.callback import Callback
 from .atomic import write_atomic
 from .errors import ConfigError, one_line, redact
 from .report.status import FAILURE_FILE, MANIFEST, job_status
-from .workers import launcher_choice  # noqa: F401 - read before anything is imported (workers.start)
 
 failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
 warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
@@ -119,6 +118,23 @@ PLUGIN_LAUNCHERS = {
 }
 BUILTIN_LAUNCHERS = ("basic", "joblib")
 SLURM_TARGET = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+
+
+def launcher_choice(argv: Sequence[str]) -> str | None:
+    """The ``hydra/launcher=NAME`` of a command line (None: the default).
+
+    >>> launcher_choice(["-m", "seed=0,1", "hydra/launcher=ray_cluster"])
+    'ray_cluster'
+    >>> launcher_choice(["override hydra/launcher=slurm"]), launcher_choice(["seed=1"])
+    ('slurm', None)
+    """
+    choice = None
+    for a in argv:
+        key, eq, value = a.partition("=")
+        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config
+        if eq and words and words[-1].lstrip("+~") == "hydra/launcher":
+            choice = value
+    return choice
 
 
 def launcher_ready(argv: Sequence[str], cfg=None, config_dirs: Sequence[str | Path] = ()) -> None:

@@ -8,10 +8,9 @@ running: that job gets ``failure.json`` (``mtsbench.sweep.WorkerDied``, with the
 exit code), its lane a fresh worker, and the other jobs go on. A job folder has one writer at a
 time: the worker running the job locks it (``mtsbench.folder_lock``) before Hydra writes
 there, waiting up to ``JOB_LOCK_WAIT`` seconds for a worker of a sweep killed outright
-(which dies with it: ``mtsbench.workers``), and a job whose folder stays busy fails in one
-line without writing there. A lane's worker is forked
-from a server that has imported what a job needs (``mtsbench.workers``), not a fresh
-interpreter importing it all again. Before any job starts the
+(which dies with it: ``_die_with``), and a job whose folder stays busy fails in one
+line without writing there. A lane's worker imports what a job needs once, with its first
+job (loky's own start: a fresh interpreter). Before any job starts the
 sweep's ``jobs.json`` lists every job (``mtsbench.sweep.write_manifest``). With
 ``mtsbench run -m ... --resume DIR`` (``mtsbench.sweep.resume``) a job already complete in
 DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked to stop
@@ -76,12 +75,9 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from hydra.core.singleton import Singleton
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-        from mtsbench import workers
         from mtsbench.folder_lock import FolderBusy
 
-        context = workers.context()
-        start = workers.pickled(_start_lane, self.hydra_context, self.config, self.task_function,
-                                Singleton.get_state())
+        start = (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid())
         lanes: list = [None] * n_jobs
         running: dict = {}                         # future -> (lane, num, overrides)
         todo = list(todo)
@@ -90,8 +86,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
                 for lane in range(n_jobs):
                     if todo and lane not in {v[0] for v in running.values()}:
                         if lanes[lane] is None:
-                            lanes[lane] = ProcessPoolExecutor(max_workers=1, context=context,
-                                                              initializer=workers.call_pickled, initargs=(start,))
+                            lanes[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=start)
                         num, overrides = todo.pop(0)
                         future = lanes[lane].submit(_lane_job, num, overrides)
                         running[future] = (lane, num, overrides)
@@ -164,13 +159,43 @@ class ProgressJoblibLauncher(JoblibLauncher):
         return _returned(overrides)
 
 
-def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
-    """A lane's worker process starting: keep what every job of the sweep shares, sent once,
-    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
+def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
+    """A lane's worker process starting: bound to die with ``mtsbench run`` (PID ``parent``:
+    ``_die_with``), and keeping what every job of the sweep shares, sent once, in
+    ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
     from mtsbench import sweep
 
+    _die_with(parent)
     sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
                       state=singleton_state)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when ``mtsbench run`` (PID ``parent``) ends, even killed outright
+    (SIGKILL, the OOM killer; issue 28): loky's workers do not watch their parent, and a
+    worker left running would write a job folder a ``--resume`` writes too. On Linux the
+    parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), then a check that the parent
+    did not die before it was set; elsewhere a thread looks at the parent twice a second."""
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) == 0:   # 1: PR_SET_PDEATHSIG
+                if os.getppid() != parent:
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mtsbench-parent-watch", daemon=True).start()
 
 
 def _lane_job(num: int, overrides: list[str]):
