@@ -8,9 +8,8 @@ import one too; nested ``_target_`` nodes likewise), each node of ``NODES`` by b
 its options class (cheap: its rules across fields run too), and the top-level values by
 ``RunOptions``. The one-line ``ConfigError`` names the key path
 (``short_decay.half_life: expected a number > 0, got -1``), prefixed with the option file
-when the value came from a user's ``--config-dir`` (``files``). ``check_option`` checks
-an option file alone (a sweep's other values), ``check_value`` one ``KEY=VALUE``, and
-``known`` tells whether ``+KEY`` could name a parameter.
+when the value came from a user's ``--config-dir`` (``files``). ``known`` tells whether
+``+KEY`` could name a parameter.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import difflib
 from typing import Mapping
 
 from .errors import ConfigError
-from .params import ParamError, check_args, parameters, problem
+from .params import ParamError, check_args, parameters
 
 # config nodes without a _target_, and the options class each is read into
 NODES = {
@@ -163,73 +162,6 @@ def known(key: str) -> bool:
 def known_keys() -> list[str]:
     """The keys ``known`` accepts at the top and in ``NODES`` (for a did-you-mean)."""
     return [*parameters(_object(ROOT)), *(f"{n}.{k}" for n, c in NODES.items() for k in parameters(_object(c)))]
-
-
-def check_value(cfg, key: str, value) -> bool:
-    """True when ``KEY=VALUE`` was checked against the declaration of ``KEY`` in the job config
-    ``cfg`` (``ConfigError`` if the value is refused); False when its node's class cannot be
-    told here (no ``_target_``, an interpolation) or KEY is not a declared value."""
-    from omegaconf import DictConfig, OmegaConf
-
-    parent, _, leaf = key.rpartition(".")
-    if not parent:
-        cls = _object(ROOT)
-    else:
-        node = OmegaConf.select(cfg, parent, default=None)
-        if not isinstance(node, DictConfig):
-            return False
-        if "_target_" in node and not OmegaConf.is_interpolation(node, "_target_"):
-            cls = target_class(node["_target_"], parent)
-        elif parent in NODES:
-            cls = _object(NODES[parent])
-        else:
-            return False
-    param = parameters(cls).get(leaf)
-    if param is None or param.adapter is None:
-        return False
-    words = problem(cls, leaf, value)
-    if words:
-        raise ConfigError(f"{key}: {words}")
-    return True
-
-
-def check_option(body: dict, cfg, chosen: set[str]) -> bool:
-    """Check an option file's values (``body``: its nodes by top-level name, unresolved) without
-    composing: a node with a ``_target_`` against that class, a node without against the class
-    the job config ``cfg`` has there (or its ``NODES`` class), a top-level value against
-    ``RunOptions``; ``ConfigError`` for a bad one. False when the file alone cannot tell: an
-    interpolation, a node of a group its defaults choose (``chosen``), a rule across fields."""
-    from omegaconf import DictConfig
-
-    for key, value in body.items():
-        if "${" in str(value):
-            return False
-        if not isinstance(value, dict):
-            cls = _object(ROOT)
-            if key not in parameters(cls) or key == "scenarios":      # (each scenario once: composing tells)
-                return False
-            words = problem(cls, key, value)
-            if words:
-                raise ConfigError(f"{key}: {words}")
-            continue
-        if "_target_" in value:
-            check_node(key, value)
-            continue
-        node = cfg.get(key) if isinstance(cfg, DictConfig) and key not in chosen else None
-        if key in NODES:
-            cls = _object(NODES[key])
-        elif isinstance(node, DictConfig) and isinstance(node.get("_target_"), str):
-            cls = target_class(node["_target_"], key)
-        else:
-            return False
-        if hasattr(cls, "__post_init__") or hasattr(cls, "cross_check") \
-                or any(isinstance(v, dict) for v in value.values()) or not set(value) <= set(parameters(cls)):
-            return False                    # whole-node rules, nested nodes, unknown keys: composing tells
-        for name, v in value.items():
-            words = problem(cls, name, v)
-            if words:
-                raise ConfigError(f"{key}.{name}: {words}")
-    return True
 
 
 def _in_file(e: ConfigError, node: str, files, overridden) -> ConfigError:
