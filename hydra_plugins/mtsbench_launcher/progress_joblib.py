@@ -47,24 +47,17 @@ class ProgressJoblibLauncher(JoblibLauncher):
     """Hydra's joblib launcher made to survive a dead worker (see the module docstring)."""
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
-        from hydra.core.utils import configure_log, setup_globals
         from mtsbench.progress import step_bar
 
         from mtsbench import sweep
 
-        setup_globals()
         # a dead worker's executor leaves a semaphore behind: not the user's concern at exit
         os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
-        configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
-        sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        sweep_dir.mkdir(parents=True, exist_ok=True)
+        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx)
         n_jobs = _lanes(self.joblib.get("n_jobs"), len(job_overrides))
-        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
-        sweep.last_sweep_dir = sweep_dir
-        sweep.write_manifest(sweep_dir, jobs)
-        skip = {num for num, o in jobs if sweep.resume is not None and _finished(self._job_dir(num, o))}
+        skip = {num for num, o in jobs if sweep.resume is not None and sweep.finished(self._job_dir(num, o))}
         sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}")
-        results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
+        results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
         with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
             self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar)
         return [results[num] for num, _ in jobs]
@@ -116,14 +109,19 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
     def _job_dir(self, num: int, overrides: list[str]) -> Path:
         """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``);
-        with the default subdir (the job's number) without composing the job's config."""
+        with the default subdir (the job's number) without composing the job's config; Hydra's
+        default place if its config does not compose."""
         from omegaconf import OmegaConf
 
+        from mtsbench import sweep
+
         subdir = OmegaConf.to_container(self.config.hydra.sweep, resolve=False).get("subdir")
-        if subdir == "${hydra.job.num}":
-            return Path(str(self.config.hydra.sweep.dir)) / str(num)
-        cfg = _compose(self.hydra_context.config_loader, self.config, num, overrides)
-        return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
+        if subdir != "${hydra.job.num}":
+            try:
+                return sweep.job_dir(_compose(self.hydra_context.config_loader, self.config, num, overrides))
+            except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
+                pass
+        return Path(str(self.config.hydra.sweep.dir)) / str(num)
 
     def _busy(self, num: int, overrides: list[str], error: BaseException):
         """Job ``num`` not run: its folder's lock stayed with another live process (nothing is
@@ -131,13 +129,9 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from mtsbench import sweep
         from mtsbench.errors import one_line
 
-        try:
-            job_dir = self._job_dir(num, overrides)
-        except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
-            job_dir = Path(str(self.config.hydra.sweep.dir)) / str(num)
-        sweep.busy_jobs.append(str(job_dir))
+        sweep.busy_jobs.append(str(self._job_dir(num, overrides)))
         print(f"mtsbench: job {num} not run: {one_line(error)}", file=sys.stderr)
-        return _returned(overrides)
+        return sweep.returned(overrides)
 
     def _worker_died(self, num: int, overrides: list[str], error: BaseException):
         """Record job ``num`` as failed like a job that raised; its JobReturn."""
@@ -147,16 +141,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         code = re.search(r"exit codes? of the workers? (?:is|are) \{?([^}]*)\}?", str(error))
         reason = (f"the worker process running job {num} died (exit code {code.group(1).strip()})" if code
                   else f"the worker process running job {num} failed: {one_line(error)}")
-        try:
-            try:
-                job_dir = self._job_dir(num, overrides)
-            except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
-                job_dir = Path(str(self.config.hydra.sweep.dir)) / str(num)
-            sweep.record_failure(job_dir, sweep.WorkerDied(reason))
-        except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
-            print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
-        print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
-        return _returned(overrides)
+        return sweep.worker_died(num, overrides, self._job_dir(num, overrides), reason)
 
 
 def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
@@ -214,6 +199,7 @@ def _lane_job(num: int, overrides: list[str]):
     from omegaconf import OmegaConf
 
     from mtsbench import folder_lock
+    from mtsbench import sweep
     from mtsbench.errors import redact
     from mtsbench.sweep import lane
 
@@ -222,7 +208,7 @@ def _lane_job(num: int, overrides: list[str]):
     config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
     # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
     where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
-    job_dir = None if None in where else Path(str(where[0])) / str(where[1])
+    job_dir = None if None in where else sweep.job_dir(config)
     if job_dir is not None:
         note = folder_lock.acquire(job_dir, "hydra.sweep.subdir", wait=JOB_LOCK_WAIT)
         if note:
@@ -251,22 +237,6 @@ def _compose(loader, sweep_config, num: int, overrides: list[str]):
     return config
 
 
-def _finished(job_dir: Path) -> bool:
-    """Is the job in ``job_dir`` complete, with no live process writing there (a resumed sweep
-    skips it)? A lock left by a killed worker after the job completed is removed."""
-    from mtsbench import folder_lock, sweep
-
-    if not sweep.job_complete(job_dir) or folder_lock.busy(job_dir):
-        return False
-    if (job_dir / folder_lock.LOCK_FILE).exists():
-        try:                    # stale: taken and released, which removes it
-            folder_lock.acquire(job_dir, "hydra.sweep.subdir")
-            folder_lock.release(job_dir)
-        except (OSError, folder_lock.FolderBusy):
-            return False
-    return True
-
-
 def _lanes(n_jobs, total: int) -> int:
     """Workers to run at once: ``n_jobs`` (-1 = one per core), at least 1, at most the jobs.
 
@@ -277,14 +247,6 @@ def _lanes(n_jobs, total: int) -> int:
     if n < 0:
         n = max(1, (os.cpu_count() or 1) + 1 + n)
     return max(1, min(n, total))
-
-
-def _returned(overrides: list[str]):
-    """The JobReturn of a job that ran elsewhere (or died): complete, returning None — a
-    job's own failure is in its directory, as for a job that raised (``mtsbench.sweep``)."""
-    from hydra.core.utils import JobReturn, JobStatus
-
-    return JobReturn(overrides=list(overrides), status=JobStatus.COMPLETED, _return_value=None)
 
 
 def _stop(lanes: list, running: dict) -> None:

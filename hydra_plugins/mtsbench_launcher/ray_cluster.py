@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 try:
@@ -44,20 +43,14 @@ class RayClusterLauncher(RayLauncher or object):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
         from hydra.core.singleton import Singleton
-        from hydra.core.utils import configure_log, setup_globals
         from omegaconf import OmegaConf, open_dict
         from mtsbench.progress import step_bar
 
         from mtsbench import sweep
+        from mtsbench.errors import one_line
 
-        setup_globals()
-        configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         where = _start(OmegaConf.to_container(self.ray_cfg.init, resolve=True) or {})
-        sweep_dir = Path(str(self.config.hydra.sweep.dir)).absolute()
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
-        sweep.last_sweep_dir = sweep_dir
-        sweep.write_manifest(sweep_dir, jobs)
+        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, absolute=True)
         configs = {}
         for num, overrides in jobs:
             cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
@@ -66,7 +59,7 @@ class RayClusterLauncher(RayLauncher or object):
                 cfg.hydra.job.num = num
                 cfg.hydra.sweep.dir = str(sweep_dir)
             configs[num] = cfg
-        skip = {num for num, _ in jobs if sweep.resume is not None and sweep.job_complete(_job_dir(configs[num]))}
+        skip = {num for num, _ in jobs if sweep.resume is not None and sweep.finished(sweep.job_dir(configs[num]))}
         sweep.announce(jobs, skip, f" on Ray ({where}) in {sweep_dir}")
 
         import ray
@@ -75,7 +68,7 @@ class RayClusterLauncher(RayLauncher or object):
         task = ray.remote(**{k: v for k, v in remote.items() if v is not None})(_run_job_in) if remote \
             else ray.remote(_run_job_in)
         state = Singleton.get_state()
-        results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
+        results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
         running = {task.remote(os.getcwd(), self.hydra_context, configs[num], self.task_function, state): (num, o)
                    for num, o in jobs if num not in skip}
         try:
@@ -87,7 +80,8 @@ class RayClusterLauncher(RayLauncher or object):
                         try:
                             results[num] = ray.get(ref)
                         except Exception as e:  # noqa: BLE001 - the worker died or the task could not run
-                            results[num] = _worker_died(num, overrides, _job_dir(configs[num]), e)
+                            results[num] = sweep.worker_died(num, overrides, sweep.job_dir(configs[num]),
+                                                             f"the Ray worker running job {num} failed: {one_line(e)}")
                         bar.update(1)
         except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
             for ref in running:
@@ -181,29 +175,3 @@ def _run_job_in(cwd: str, hydra_context, sweep_config, task_function, singleton_
                        job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     finally:
         os.chdir(before)
-
-
-def _job_dir(cfg) -> Path:
-    from omegaconf import OmegaConf
-
-    return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
-
-
-def _worker_died(num: int, overrides: list[str], job_dir: Path, error: BaseException):
-    """Record job ``num`` as failed like a job that raised; its JobReturn."""
-    from mtsbench import sweep
-    from mtsbench.errors import one_line
-
-    reason = f"the Ray worker running job {num} failed: {one_line(error)}"
-    try:
-        sweep.record_failure(job_dir, sweep.WorkerDied(reason))
-    except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
-        print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
-    print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
-    return _returned(overrides)
-
-
-def _returned(overrides: list[str]):
-    from hydra_plugins.mtsbench_launcher.progress_joblib import _returned as returned
-
-    return returned(overrides)
