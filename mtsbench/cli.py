@@ -84,7 +84,7 @@ def _restore_signals(previous: list) -> None:
 
 def _run_main(argv: list[str]) -> int:
     from . import sweep
-    from .config import check_run, config_dirs, searching, user_dirs, without_config_dirs
+    from .config import check_run, searching, split_config_dirs, user_dirs
 
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
@@ -93,13 +93,14 @@ def _run_main(argv: list[str]) -> int:
 
     try:   # every job's config checked before Hydra launches anything
         argv = _resume(argv)
-        dirs = user_dirs(config_dirs(argv))   # --config-dir: searched before the packaged configs
-        sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
+        given, without_dirs = split_config_dirs(argv)
+        dirs = user_dirs(given)               # --config-dir: searched before the packaged configs
+        sweep.launcher_ready(argv, config_dirs=given)   # its plugin installed: before composing
         cfg = check_run(argv)
         pinned: list[str] = []
         run_dir = None
         if cfg is not None:
-            sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
+            sweep.launcher_ready(argv, cfg, given)        # SLURM present
             multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
             key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
             folder = Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir))
@@ -112,7 +113,7 @@ def _run_main(argv: list[str]) -> int:
         return _fail(str(e))
     from .hydra_app import app, run_checked, sigterm_interrupts
 
-    sys.argv = ["mtsbench", *without_config_dirs(argv), *pinned]
+    sys.argv = ["mtsbench", *without_dirs, *pinned]
     sweep.failed_jobs[:], sweep.warned_jobs[:] = [], []   # this command's sweep only, not an earlier one's
     try:
         with sigterm_interrupts(), searching(dirs):
@@ -170,9 +171,9 @@ def _resume(argv: list[str]) -> list[str]:
         # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
         rest += recorded
     sweep.resume = folder
-    from .config import config_dirs, recorded_config_dirs
+    from .config import recorded_config_dirs, split_config_dirs
 
-    if not config_dirs(rest):      # the sweep's own --config-dir folders, unless given again
+    if not split_config_dirs(rest)[0]:      # the sweep's own --config-dir folders, unless given again
         rest = [*recorded_config_dirs(folder / "multirun.yaml"), *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]

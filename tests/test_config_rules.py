@@ -106,7 +106,7 @@ def test_adding_a_key(capsys):
     line = _one_line(capsys, ["check", "+llm.noise=0.1"])
     assert "'llm.noise' exists already; drop the '+'" in line
     line = _one_line(capsys, ["check", "+retrieval.recency_weight=0.5"])
-    assert "TieredSearch takes no parameter 'recency_weight'" in line
+    assert "retrieval.recency_weight: not a parameter of mtsbench.memory.retrieval.TieredSearch" in line
     line = _one_line(capsys, ["check", "+tiers.below.alpha=1"])
     assert "no node 'tiers.below'" in line
     cfg, _ = compose(["retrieval._target_=mtsbench.memory.scoring.WeightedMinMax", "+retrieval.recency_weight=0.5",
