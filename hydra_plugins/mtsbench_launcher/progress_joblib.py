@@ -72,6 +72,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
         start = (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid())
         lanes: list = [None] * n_jobs
+        pids: list = [None] * n_jobs              # each lane's worker's PID (a future), for _stop
         running: dict = {}                         # future -> (lane, num, overrides)
         todo = list(todo)
         try:
@@ -80,6 +81,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
                     if todo and lane not in {v[0] for v in running.values()}:
                         if lanes[lane] is None:
                             lanes[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=start)
+                            pids[lane] = lanes[lane].submit(os.getpid)
                         num, overrides = todo.pop(0)
                         future = lanes[lane].submit(_lane_job, num, overrides)
                         running[future] = (lane, num, overrides)
@@ -93,12 +95,12 @@ class ProgressJoblibLauncher(JoblibLauncher):
                     except BrokenProcessPool as e:     # the worker died: its lane gets a fresh one
                         results[num] = self._worker_died(num, overrides, e)
                         lanes[lane].shutdown(wait=False, kill_workers=True)
-                        lanes[lane] = None
+                        lanes[lane] = pids[lane] = None
                     except Exception as e:  # noqa: BLE001 - Hydra could not start the job: the lane goes on
                         results[num] = self._worker_died(num, overrides, e)
                     bar.update(1)
         except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
-            _stop(lanes, running)
+            _stop(pids, running)
             for executor in lanes:
                 if executor is not None:
                     executor.shutdown(wait=False, kill_workers=True)
@@ -249,13 +251,14 @@ def _lanes(n_jobs, total: int) -> int:
     return max(1, min(n, total))
 
 
-def _stop(lanes: list, running: dict) -> None:
-    """Ask the running jobs' workers to stop (SIGTERM: each writes what it did), wait for them."""
-    for executor in lanes:
-        for process in list(getattr(executor, "_processes", {}).values()) if executor is not None else []:
+def _stop(pids: list, running: dict) -> None:
+    """Ask the running jobs' workers (``pids``: each lane's worker's PID, a future) to stop
+    (SIGTERM: each writes what it did), wait for them."""
+    for pid in pids:
+        if pid is not None and pid.done() and pid.exception() is None:
             try:
-                os.kill(process.pid, signal.SIGTERM)
-            except (OSError, AttributeError):
+                os.kill(pid.result(), signal.SIGTERM)
+            except OSError:
                 pass
     if running:
         wait(list(running), timeout=STOP_GRACE)
