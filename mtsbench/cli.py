@@ -154,7 +154,7 @@ def pin_folder(cfg, key: str, folder: Path) -> list[str]:
 def _resume(argv: list[str]) -> list[str]:
     """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``), only its jobs
     not complete run (``mtsbench.sweep.resume``); without overrides, the sweep's own, and
-    without ``--config-dir``, the sweep's own folders (``config.recorded_config_dirs``)."""
+    without ``--config-dir``, the sweep's own folders (``_recorded_sweep``)."""
     from . import sweep
 
     if "--resume" not in argv:
@@ -166,23 +166,27 @@ def _resume(argv: list[str]) -> list[str]:
     rest = argv[:i] + argv[i + 2:]
     if not (folder / "multirun.yaml").is_file():
         raise ConfigError(f"--resume {folder}: not a sweep directory (expected multirun.yaml there)")
-    recorded = _recorded_sweep(folder / "multirun.yaml")
+    recorded, recorded_dirs = _recorded_sweep(folder / "multirun.yaml")
     if not any("=" in a and not a.partition("=")[0].lstrip("+~").startswith(("hydra.", "hydra/")) for a in rest):
         # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
         rest += recorded
     sweep.resume = folder
-    from .config import recorded_config_dirs, split_config_dirs
+    from .config import split_config_dirs
 
     if not split_config_dirs(rest)[0]:      # the sweep's own --config-dir folders, unless given again
-        rest = [*recorded_config_dirs(folder / "multirun.yaml"), *rest]
+        rest = [*recorded_dirs, *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
 
 
-def _recorded_sweep(path: Path) -> list[str]:
-    """The task overrides of the sweep whose ``multirun.yaml`` is ``path``; ``ConfigError``
-    (one line) for a file that is not the YAML Hydra writes there."""
+def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
+    """The task overrides of the sweep whose ``multirun.yaml`` is ``path``, and
+    ``["--config-dir", DIR, ...]`` for the user's config folders it ran with (Hydra's
+    ``hydra.runtime.config_sources``); ``ConfigError`` (one line) for a file that is not the
+    YAML Hydra writes there."""
     import yaml
+
+    from .config import SEARCH_PROVIDER
 
     try:
         recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -199,7 +203,11 @@ def _recorded_sweep(path: Path) -> list[str]:
     if not isinstance(task, (list, type(None))):
         raise ConfigError(f"--resume {path.parent}: {path} has no hydra.overrides.task list; expected the "
                           f"multirun.yaml Hydra wrote when the sweep started")
-    return [str(o) for o in task or []]
+    runtime = recorded["hydra"].get("runtime")
+    sources = (runtime.get("config_sources") if isinstance(runtime, dict) else None) or []
+    dirs = [flag for s in sources if isinstance(s, dict) and s.get("provider") == SEARCH_PROVIDER
+            for flag in ("--config-dir", str(s.get("path")))]
+    return [str(o) for o in task or []], dirs
 
 
 def _sweep_stopped(stop: BaseException) -> str:

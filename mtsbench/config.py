@@ -192,21 +192,6 @@ def split_config_dirs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return dirs, rest
 
 
-def recorded_config_dirs(multirun_yaml: str | Path) -> list[str]:
-    """``["--config-dir", DIR, ...]`` for the user's config folders a sweep ran with, read
-    from its ``multirun.yaml`` (Hydra's ``hydra.runtime.config_sources``); [] if none or
-    unreadable. ``mtsbench run -m --resume DIR`` uses them when no ``--config-dir`` is given."""
-    import yaml
-
-    try:
-        recorded = yaml.safe_load(Path(multirun_yaml).read_text(encoding="utf-8")) or {}
-        sources = ((recorded.get("hydra") or {}).get("runtime") or {}).get("config_sources") or []
-        return [flag for s in sources if isinstance(s, dict) and s.get("provider") == SEARCH_PROVIDER
-                for flag in ("--config-dir", str(s.get("path")))]
-    except (OSError, ValueError, AttributeError, yaml.YAMLError):
-        return []
-
-
 def mechanism_groups() -> dict[str, list[str]]:
     """The groups that each choose one mechanism (every group but presets and experiments)."""
     return {g: opts for g, opts in groups().items() if g not in COMPOSITE_GROUPS}
