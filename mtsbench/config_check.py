@@ -17,6 +17,8 @@ from __future__ import annotations
 import difflib
 from typing import Mapping
 
+from hydra.utils import get_object
+
 from .errors import ConfigError
 from .params import ParamError, check_args, parameters
 
@@ -35,20 +37,12 @@ ROOT = "mtsbench.run_options.RunOptions"            # the top-level values: seed
 HIDDEN = ("_target_", "_recursive_", "_convert_", "_partial_", "_args_")
 
 
-def _object(path: str):
-    """The class or function ``module.NAME`` names (as Hydra's ``_target_``)."""
-    import importlib
-
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
 def target_class(target, where: str):
     """The class (or function) a ``_target_`` names; ``ConfigError`` with a did-you-mean."""
     import importlib
 
     try:
-        return _object(str(target))
+        return get_object(str(target))
     except Exception:  # noqa: BLE001 - not importable: say what is there instead
         module, _, name = str(target).rpartition(".")
         try:
@@ -107,7 +101,7 @@ def check_config(cfg, files: Mapping[str, str] | None = None, overridden: set[st
     (``overridden``: key paths) set the key."""
     from omegaconf import DictConfig, OmegaConf
 
-    options = _object(ROOT)
+    options = get_object(ROOT)
     root = {k: _resolved(cfg, k) for k in parameters(options) if k in cfg}
     try:
         check_node("", root, options)
@@ -123,7 +117,7 @@ def check_config(cfg, files: Mapping[str, str] | None = None, overridden: set[st
             if "_target_" in node:
                 check_node(key, node)
             elif key in NODES:
-                check_node(key, node, _object(NODES[key]))
+                check_node(key, node, get_object(NODES[key]))
         except ConfigError as e:
             raise _in_file(e, key, files, overridden) from None
 
@@ -153,15 +147,15 @@ def known(key: str) -> bool:
     ``NODES``; under another node the node's ``_target_`` class decides (once composed)."""
     head, _, rest = key.partition(".")
     if not rest:
-        return head in parameters(_object(ROOT))
+        return head in parameters(get_object(ROOT))
     if head in NODES:
-        return rest in parameters(_object(NODES[head]))
+        return rest in parameters(get_object(NODES[head]))
     return True
 
 
 def known_keys() -> list[str]:
     """The keys ``known`` accepts at the top and in ``NODES`` (for a did-you-mean)."""
-    return [*parameters(_object(ROOT)), *(f"{n}.{k}" for n, c in NODES.items() for k in parameters(_object(c)))]
+    return [*parameters(get_object(ROOT)), *(f"{n}.{k}" for n, c in NODES.items() for k in parameters(get_object(c)))]
 
 
 def _in_file(e: ConfigError, node: str, files, overridden) -> ConfigError:
