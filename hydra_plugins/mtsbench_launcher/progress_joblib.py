@@ -150,9 +150,12 @@ def _start_lane(hydra_context, config, task_function, singleton_state, parent: i
     """A lane's worker process starting: bound to die with ``mtsbench run`` (PID ``parent``:
     ``_die_with``), and keeping what every job of the sweep shares, sent once, in
     ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
-    from mtsbench import sweep
+    import gc
+
+    from mtsbench import runner, sweep  # noqa: F401 - what every job imports: once, then frozen
 
     _die_with(parent)
+    gc.freeze()             # the imports out of the collector's way (a job collects far less)
     sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
                       state=singleton_state)
 
