@@ -676,7 +676,6 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     known = groups(extra_dirs)
     lists = list(axes.values())
     base = [values[0] for values in lists]
-    check_overrides([v for values in lists for v in values], extra_dirs)   # a did-you-mean before composing
     composed = {tuple(sorted(first))}
 
     def composing(job: list[str]) -> None:
