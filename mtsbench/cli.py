@@ -43,17 +43,15 @@ commands:
 def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
-    from . import folder_lock, workers
+    from . import folder_lock
 
     previous = _own_signals()
     try:
-        workers.start(argv)     # a sweep here: its workers' server imports while the sweep is checked
         return _run_main(argv)
     except (KeyboardInterrupt, Interrupted) as stop:    # before Hydra started the run or sweep
         return _fail(f"interrupted by {signal_name(stop)} before the run started", exit_code(stop))
     finally:
         folder_lock.release_all()   # the run's or sweep's folder (mtsbench.folder_lock)
-        workers.stop()
         _restore_signals(previous)
 
 
@@ -86,7 +84,7 @@ def _restore_signals(previous: list) -> None:
 
 def _run_main(argv: list[str]) -> int:
     from . import sweep
-    from .config import check_run, config_dirs, searching, user_dirs, without_config_dirs
+    from .config import check_run, searching, split_config_dirs, user_dirs
 
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
@@ -95,13 +93,14 @@ def _run_main(argv: list[str]) -> int:
 
     try:   # every job's config checked before Hydra launches anything
         argv = _resume(argv)
-        dirs = user_dirs(config_dirs(argv))   # --config-dir: searched before the packaged configs
-        sweep.launcher_ready(argv, config_dirs=config_dirs(argv))   # its plugin installed: before composing
+        given, without_dirs = split_config_dirs(argv)
+        dirs = user_dirs(given)               # --config-dir: searched before the packaged configs
+        sweep.launcher_ready(argv, config_dirs=given)   # its plugin installed: before composing
         cfg = check_run(argv)
         pinned: list[str] = []
         run_dir = None
         if cfg is not None:
-            sweep.launcher_ready(argv, cfg, config_dirs(argv))        # SLURM present
+            sweep.launcher_ready(argv, cfg, given)        # SLURM present
             multirun = "-m" in argv or "--multirun" in argv or "MULTIRUN" in str(cfg.hydra.mode)
             key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
             folder = Path(str(cfg.hydra.sweep.dir if multirun else cfg.hydra.run.dir))
@@ -114,7 +113,7 @@ def _run_main(argv: list[str]) -> int:
         return _fail(str(e))
     from .hydra_app import app, run_checked, sigterm_interrupts
 
-    sys.argv = ["mtsbench", *without_config_dirs(argv), *pinned]
+    sys.argv = ["mtsbench", *without_dirs, *pinned]
     sweep.failed_jobs[:], sweep.warned_jobs[:] = [], []   # this command's sweep only, not an earlier one's
     try:
         with sigterm_interrupts(), searching(dirs):
@@ -155,7 +154,7 @@ def pin_folder(cfg, key: str, folder: Path) -> list[str]:
 def _resume(argv: list[str]) -> list[str]:
     """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``), only its jobs
     not complete run (``mtsbench.sweep.resume``); without overrides, the sweep's own, and
-    without ``--config-dir``, the sweep's own folders (``config.recorded_config_dirs``)."""
+    without ``--config-dir``, the sweep's own folders (``_recorded_sweep``)."""
     from . import sweep
 
     if "--resume" not in argv:
@@ -167,23 +166,27 @@ def _resume(argv: list[str]) -> list[str]:
     rest = argv[:i] + argv[i + 2:]
     if not (folder / "multirun.yaml").is_file():
         raise ConfigError(f"--resume {folder}: not a sweep directory (expected multirun.yaml there)")
-    recorded = _recorded_sweep(folder / "multirun.yaml")
+    recorded, recorded_dirs = _recorded_sweep(folder / "multirun.yaml")
     if not any("=" in a and not a.partition("=")[0].lstrip("+~").startswith(("hydra.", "hydra/")) for a in rest):
         # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
         rest += recorded
     sweep.resume = folder
-    from .config import config_dirs, recorded_config_dirs
+    from .config import split_config_dirs
 
-    if not config_dirs(rest):      # the sweep's own --config-dir folders, unless given again
-        rest = [*recorded_config_dirs(folder / "multirun.yaml"), *rest]
+    if not split_config_dirs(rest)[0]:      # the sweep's own --config-dir folders, unless given again
+        rest = [*recorded_dirs, *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
 
 
-def _recorded_sweep(path: Path) -> list[str]:
-    """The task overrides of the sweep whose ``multirun.yaml`` is ``path``; ``ConfigError``
-    (one line) for a file that is not the YAML Hydra writes there."""
+def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
+    """The task overrides of the sweep whose ``multirun.yaml`` is ``path``, and
+    ``["--config-dir", DIR, ...]`` for the user's config folders it ran with (Hydra's
+    ``hydra.runtime.config_sources``); ``ConfigError`` (one line) for a file that is not the
+    YAML Hydra writes there."""
     import yaml
+
+    from .config import SEARCH_PROVIDER
 
     try:
         recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -200,7 +203,11 @@ def _recorded_sweep(path: Path) -> list[str]:
     if not isinstance(task, (list, type(None))):
         raise ConfigError(f"--resume {path.parent}: {path} has no hydra.overrides.task list; expected the "
                           f"multirun.yaml Hydra wrote when the sweep started")
-    return [str(o) for o in task or []]
+    runtime = recorded["hydra"].get("runtime")
+    sources = (runtime.get("config_sources") if isinstance(runtime, dict) else None) or []
+    dirs = [flag for s in sources if isinstance(s, dict) and s.get("provider") == SEARCH_PROVIDER
+            for flag in ("--config-dir", str(s.get("path")))]
+    return [str(o) for o in task or []], dirs
 
 
 def _sweep_stopped(stop: BaseException) -> str:

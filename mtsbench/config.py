@@ -169,53 +169,27 @@ def searching(dirs: Sequence[str | Path] = ()) -> Iterator[tuple[str, ...]]:
         _user_dirs = previous
 
 
-def without_config_dirs(argv: Sequence[str]) -> list[str]:
-    """``argv`` without its ``--config-dir DIR`` / ``--config-dir=DIR`` / ``-cd DIR`` flags
-    (``mtsbench run`` gives the folders to Hydra through ``searching``, not the flag: Hydra's
-    own ``--config-dir`` puts the folder after the packaged configs).
+def split_config_dirs(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The folders named by ``--config-dir DIR``, ``--config-dir=DIR`` or ``-cd DIR`` in ``argv``,
+    and ``argv`` without those flags (``mtsbench run`` gives the folders to Hydra through
+    ``searching``, not the flag: Hydra's own ``--config-dir`` puts the folder after the
+    packaged configs).
 
-    >>> without_config_dirs(["--config-dir", "a", "x=1", "-cd", "b", "--config-dir=c", "-m"])
-    ['x=1', '-m']
+    >>> split_config_dirs(["--config-dir", "a", "x=1", "-cd", "b", "--config-dir=c", "-m"])
+    (['a', 'b', 'c'], ['x=1', '-m'])
     """
-    out, skip = [], False
-    for a in argv:
+    dirs, rest, skip = [], [], False
+    for i, a in enumerate(argv):
         if skip:
             skip = False
         elif a in ("--config-dir", "-cd"):
             skip = True
-        elif not a.startswith("--config-dir="):
-            out.append(a)
-    return out
-
-
-def recorded_config_dirs(multirun_yaml: str | Path) -> list[str]:
-    """``["--config-dir", DIR, ...]`` for the user's config folders a sweep ran with, read
-    from its ``multirun.yaml`` (Hydra's ``hydra.runtime.config_sources``); [] if none or
-    unreadable. ``mtsbench run -m --resume DIR`` uses them when no ``--config-dir`` is given."""
-    import yaml
-
-    try:
-        recorded = yaml.safe_load(Path(multirun_yaml).read_text(encoding="utf-8")) or {}
-        sources = ((recorded.get("hydra") or {}).get("runtime") or {}).get("config_sources") or []
-        return [flag for s in sources if isinstance(s, dict) and s.get("provider") == SEARCH_PROVIDER
-                for flag in ("--config-dir", str(s.get("path")))]
-    except (OSError, ValueError, AttributeError, yaml.YAMLError):
-        return []
-
-
-def config_dirs(argv: Sequence[str]) -> list[str]:
-    """The folders named by ``--config-dir DIR``, ``--config-dir=DIR`` or ``-cd DIR`` in ``argv``.
-
-    >>> config_dirs(["--config-dir", "a", "x=1", "-cd", "b", "--config-dir=c"])
-    ['a', 'b', 'c']
-    """
-    dirs = []
-    for i, a in enumerate(argv):
-        if a in ("--config-dir", "-cd") and i + 1 < len(argv):
-            dirs.append(argv[i + 1])
+            dirs.extend(argv[i + 1:i + 2])
         elif a.startswith("--config-dir="):
             dirs.append(a.partition("=")[2])
-    return dirs
+        else:
+            rest.append(a)
+    return dirs, rest
 
 
 def mechanism_groups() -> dict[str, list[str]]:
@@ -495,7 +469,8 @@ def _check_additions(overrides: list[str], extra_dirs: Sequence[str | Path]) -> 
 
 
 def _check_added_parents(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str | Path]) -> None:
-    """An added key's node must have existed: it holds some key no ``+`` override added."""
+    """An added key's node must have existed: it holds some key no ``+`` override added
+    (whether its class takes the key, ``config_check`` tells with the other keys)."""
     added = [k for k in (_added_key(o, extra_dirs) for o in overrides) if k]
     for o in overrides:
         key = _added_key(o, extra_dirs)
@@ -508,24 +483,6 @@ def _check_added_parents(cfg: DictConfig, overrides: list[str], extra_dirs: Sequ
         if not own:
             raise ConfigError(f"override '{o}': cannot add '{key}': the chosen options have no node "
                               f"'{parent}' that reads it")
-        target = node.get("_target_") if isinstance(node, DictConfig) else None
-        if isinstance(target, str) and not _takes(target, key.rpartition(".")[2]):
-            raise ConfigError(f"override '{o}': cannot add '{key}': {parent}'s class {target} takes no "
-                              f"parameter '{key.rpartition('.')[2]}'")
-
-
-def _takes(target: str, name: str) -> bool:
-    """Does the class or function ``target`` take a parameter ``name`` (or ``**kwargs``)?
-    True when it cannot be told (not importable: instantiation will say so)."""
-    import inspect
-
-    from hydra.utils import get_object
-
-    try:
-        params = inspect.signature(get_object(target)).parameters
-    except Exception:  # noqa: BLE001 - not importable or no signature: let instantiation decide
-        return True
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _composition_error(e: Exception, overrides: list[str], extra_dirs: Sequence[str | Path]) -> ConfigError:
@@ -602,22 +559,11 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     from .config_rules import refuse_secrets
 
     refuse_secrets([a for a in argv if "=" in a and not a.startswith("-")])
-    dirs = config_dirs(argv)
-    overrides: list[str] = []
-    multirun, skip = False, False
-    for a in argv:
-        if skip:
-            skip = False
-        elif a in ("-m", "--multirun"):
-            multirun = True
-        elif a in ("--config-dir", "-cd"):
-            skip = True
-        elif a.startswith("--config-dir="):
-            continue
-        elif a.startswith("-"):
-            return None
-        else:
-            overrides.append(a)
+    dirs, rest = split_config_dirs(argv)
+    if any(a.startswith("-") and a not in ("-m", "--multirun") for a in rest):
+        return None
+    multirun = any(a in ("-m", "--multirun") for a in rest)
+    overrides = [a for a in rest if not a.startswith("-")]
     parsed = _parse(overrides)
     known = groups(dirs)
     for o, p in zip(overrides, parsed):
@@ -730,7 +676,6 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     known = groups(extra_dirs)
     lists = list(axes.values())
     base = [values[0] for values in lists]
-    check_overrides([v for values in lists for v in values], extra_dirs)   # a did-you-mean before composing
     composed = {tuple(sorted(first))}
 
     def composing(job: list[str]) -> None:

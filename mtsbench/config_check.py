@@ -8,9 +8,8 @@ import one too; nested ``_target_`` nodes likewise), each node of ``NODES`` by b
 its options class (cheap: its rules across fields run too), and the top-level values by
 ``RunOptions``. The one-line ``ConfigError`` names the key path
 (``short_decay.half_life: expected a number > 0, got -1``), prefixed with the option file
-when the value came from a user's ``--config-dir`` (``files``). ``check_option`` checks
-an option file alone (a sweep's other values), ``check_value`` one ``KEY=VALUE``, and
-``known`` tells whether ``+KEY`` could name a parameter.
+when the value came from a user's ``--config-dir`` (``files``). ``known`` tells whether
+``+KEY`` could name a parameter.
 """
 
 from __future__ import annotations
@@ -18,8 +17,10 @@ from __future__ import annotations
 import difflib
 from typing import Mapping
 
+from hydra.utils import get_object
+
 from .errors import ConfigError
-from .params import ParamError, check_args, parameters, problem
+from .params import ParamError, check_args, parameters
 
 # config nodes without a _target_, and the options class each is read into
 NODES = {
@@ -36,20 +37,12 @@ ROOT = "mtsbench.run_options.RunOptions"            # the top-level values: seed
 HIDDEN = ("_target_", "_recursive_", "_convert_", "_partial_", "_args_")
 
 
-def _object(path: str):
-    """The class or function ``module.NAME`` names (as Hydra's ``_target_``)."""
-    import importlib
-
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
 def target_class(target, where: str):
     """The class (or function) a ``_target_`` names; ``ConfigError`` with a did-you-mean."""
     import importlib
 
     try:
-        return _object(str(target))
+        return get_object(str(target))
     except Exception:  # noqa: BLE001 - not importable: say what is there instead
         module, _, name = str(target).rpartition(".")
         try:
@@ -108,7 +101,7 @@ def check_config(cfg, files: Mapping[str, str] | None = None, overridden: set[st
     (``overridden``: key paths) set the key."""
     from omegaconf import DictConfig, OmegaConf
 
-    options = _object(ROOT)
+    options = get_object(ROOT)
     root = {k: _resolved(cfg, k) for k in parameters(options) if k in cfg}
     try:
         check_node("", root, options)
@@ -124,7 +117,7 @@ def check_config(cfg, files: Mapping[str, str] | None = None, overridden: set[st
             if "_target_" in node:
                 check_node(key, node)
             elif key in NODES:
-                check_node(key, node, _object(NODES[key]))
+                check_node(key, node, get_object(NODES[key]))
         except ConfigError as e:
             raise _in_file(e, key, files, overridden) from None
 
@@ -154,82 +147,15 @@ def known(key: str) -> bool:
     ``NODES``; under another node the node's ``_target_`` class decides (once composed)."""
     head, _, rest = key.partition(".")
     if not rest:
-        return head in parameters(_object(ROOT))
+        return head in parameters(get_object(ROOT))
     if head in NODES:
-        return rest in parameters(_object(NODES[head]))
+        return rest in parameters(get_object(NODES[head]))
     return True
 
 
 def known_keys() -> list[str]:
     """The keys ``known`` accepts at the top and in ``NODES`` (for a did-you-mean)."""
-    return [*parameters(_object(ROOT)), *(f"{n}.{k}" for n, c in NODES.items() for k in parameters(_object(c)))]
-
-
-def check_value(cfg, key: str, value) -> bool:
-    """True when ``KEY=VALUE`` was checked against the declaration of ``KEY`` in the job config
-    ``cfg`` (``ConfigError`` if the value is refused); False when its node's class cannot be
-    told here (no ``_target_``, an interpolation) or KEY is not a declared value."""
-    from omegaconf import DictConfig, OmegaConf
-
-    parent, _, leaf = key.rpartition(".")
-    if not parent:
-        cls = _object(ROOT)
-    else:
-        node = OmegaConf.select(cfg, parent, default=None)
-        if not isinstance(node, DictConfig):
-            return False
-        if "_target_" in node and not OmegaConf.is_interpolation(node, "_target_"):
-            cls = target_class(node["_target_"], parent)
-        elif parent in NODES:
-            cls = _object(NODES[parent])
-        else:
-            return False
-    param = parameters(cls).get(leaf)
-    if param is None or param.adapter is None:
-        return False
-    words = problem(cls, leaf, value)
-    if words:
-        raise ConfigError(f"{key}: {words}")
-    return True
-
-
-def check_option(body: dict, cfg, chosen: set[str]) -> bool:
-    """Check an option file's values (``body``: its nodes by top-level name, unresolved) without
-    composing: a node with a ``_target_`` against that class, a node without against the class
-    the job config ``cfg`` has there (or its ``NODES`` class), a top-level value against
-    ``RunOptions``; ``ConfigError`` for a bad one. False when the file alone cannot tell: an
-    interpolation, a node of a group its defaults choose (``chosen``), a rule across fields."""
-    from omegaconf import DictConfig
-
-    for key, value in body.items():
-        if "${" in str(value):
-            return False
-        if not isinstance(value, dict):
-            cls = _object(ROOT)
-            if key not in parameters(cls) or key == "scenarios":      # (each scenario once: composing tells)
-                return False
-            words = problem(cls, key, value)
-            if words:
-                raise ConfigError(f"{key}: {words}")
-            continue
-        if "_target_" in value:
-            check_node(key, value)
-            continue
-        node = cfg.get(key) if isinstance(cfg, DictConfig) and key not in chosen else None
-        if key in NODES:
-            cls = _object(NODES[key])
-        elif isinstance(node, DictConfig) and isinstance(node.get("_target_"), str):
-            cls = target_class(node["_target_"], key)
-        else:
-            return False
-        if hasattr(cls, "__post_init__") or hasattr(cls, "cross_check") \
-                or any(isinstance(v, dict) for v in value.values()) or not set(value) <= set(parameters(cls)):
-            return False                    # whole-node rules, nested nodes, unknown keys: composing tells
-        for name, v in value.items():
-            words = problem(cls, name, v)
-            if words:
-                raise ConfigError(f"{key}.{name}: {words}")
-    return True
+    return [*parameters(get_object(ROOT)), *(f"{n}.{k}" for n, c in NODES.items() for k in parameters(get_object(c)))]
 
 
 def _in_file(e: ConfigError, node: str, files, overridden) -> ConfigError:

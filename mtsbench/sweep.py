@@ -38,7 +38,6 @@ from hydra.experimental.callback import Callback
 from .atomic import write_atomic
 from .errors import ConfigError, one_line, redact
 from .report.status import FAILURE_FILE, MANIFEST, job_status
-from .workers import launcher_choice  # noqa: F401 - read before anything is imported (workers.start)
 
 failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
 warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
@@ -99,6 +98,65 @@ def job_complete(job_dir: Path) -> bool:
     return job_status(Path(job_dir)) in ("ok", "unreliable")
 
 
+def begin(launcher, job_overrides, initial_job_idx: int, absolute: bool = False):
+    """What both of ``hydra_plugins.mtsbench_launcher``'s launchers do first: Hydra's globals and
+    logging set up (as Hydra's launchers do), the sweep's folder made (``absolute``: as an
+    absolute path) and recorded in ``last_sweep_dir``, ``jobs.json`` written. Returns the
+    folder and the jobs (number, overrides)."""
+    global last_sweep_dir
+    from hydra.core.utils import configure_log, setup_globals
+
+    setup_globals()
+    configure_log(launcher.config.hydra.hydra_logging, launcher.config.hydra.verbose)
+    sweep_dir = Path(str(launcher.config.hydra.sweep.dir))
+    sweep_dir = sweep_dir.absolute() if absolute else sweep_dir
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
+    last_sweep_dir = sweep_dir
+    write_manifest(sweep_dir, jobs)
+    return sweep_dir, jobs
+
+
+def job_dir(cfg) -> Path:
+    """A job's folder in its composed config (``hydra.sweep.dir`` / ``hydra.sweep.subdir``)."""
+    return Path(str(_select(cfg, "hydra.sweep.dir"))) / str(_select(cfg, "hydra.sweep.subdir"))
+
+
+def finished(job_dir: Path) -> bool:
+    """Is the job in ``job_dir`` complete, with no live process writing there (a resumed sweep
+    skips it)? A lock left by a killed worker after the job completed is removed."""
+    from . import folder_lock
+
+    if not job_complete(job_dir) or folder_lock.busy(job_dir):
+        return False
+    if (job_dir / folder_lock.LOCK_FILE).exists():
+        try:                    # stale: taken and released, which removes it
+            folder_lock.acquire(job_dir, "hydra.sweep.subdir")
+            folder_lock.release(job_dir)
+        except (OSError, folder_lock.FolderBusy):
+            return False
+    return True
+
+
+def returned(overrides: list[str]):
+    """The JobReturn of a job that ran elsewhere (or died): complete, returning None — a
+    job's own failure is in its directory, as for a job that raised."""
+    from hydra.core.utils import JobReturn, JobStatus
+
+    return JobReturn(overrides=list(overrides), status=JobStatus.COMPLETED, _return_value=None)
+
+
+def worker_died(num: int, overrides: list[str], job_dir: Path, reason: str):
+    """Job ``num`` recorded as failed like a job that raised (``failure.json`` with a
+    ``WorkerDied``), in one line on stderr; its JobReturn."""
+    try:
+        record_failure(job_dir, WorkerDied(reason))
+    except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
+        print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
+    print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
+    return returned(overrides)
+
+
 def _expectations(job_dir: Path) -> tuple[int, int]:
     """(passed, judged) expectations of a finished job, from its ``summary.json``."""
     try:
@@ -119,6 +177,23 @@ PLUGIN_LAUNCHERS = {
 }
 BUILTIN_LAUNCHERS = ("basic", "joblib")
 SLURM_TARGET = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+
+
+def launcher_choice(argv: Sequence[str]) -> str | None:
+    """The ``hydra/launcher=NAME`` of a command line (None: the default).
+
+    >>> launcher_choice(["-m", "seed=0,1", "hydra/launcher=ray_cluster"])
+    'ray_cluster'
+    >>> launcher_choice(["override hydra/launcher=slurm"]), launcher_choice(["seed=1"])
+    ('slurm', None)
+    """
+    choice = None
+    for a in argv:
+        key, eq, value = a.partition("=")
+        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config
+        if eq and words and words[-1].lstrip("+~") == "hydra/launcher":
+            choice = value
+    return choice
 
 
 def launcher_ready(argv: Sequence[str], cfg=None, config_dirs: Sequence[str | Path] = ()) -> None:

@@ -9,6 +9,7 @@ from typing import Literal
 
 import pandas as pd
 import pytest
+from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from mtsbench import config_check, params
@@ -106,7 +107,7 @@ def test_adding_a_key(capsys):
     line = _one_line(capsys, ["check", "+llm.noise=0.1"])
     assert "'llm.noise' exists already; drop the '+'" in line
     line = _one_line(capsys, ["check", "+retrieval.recency_weight=0.5"])
-    assert "TieredSearch takes no parameter 'recency_weight'" in line
+    assert "retrieval.recency_weight: not a parameter of mtsbench.memory.retrieval.TieredSearch" in line
     line = _one_line(capsys, ["check", "+tiers.below.alpha=1"])
     assert "no node 'tiers.below'" in line
     cfg, _ = compose(["retrieval._target_=mtsbench.memory.scoring.WeightedMinMax", "+retrieval.recency_weight=0.5",
@@ -180,11 +181,11 @@ def _declaration(cfg, path):
     """The declared type of the parameter key ``path`` sets in ``cfg`` (None: not declared)."""
     parent, _, leaf = path.rpartition(".")
     if not parent:
-        cls = config_check._object(config_check.ROOT)
+        cls = get_object(config_check.ROOT)
     else:
         node = OmegaConf.select(cfg, parent)
         cls = (config_check.target_class(node._target_, parent) if "_target_" in node
-               else config_check._object(config_check.NODES[parent]) if parent in config_check.NODES else None)
+               else get_object(config_check.NODES[parent]) if parent in config_check.NODES else None)
     param = params.parameters(cls).get(leaf) if cls is not None else None
     return param.type if param is not None else None
 

@@ -95,7 +95,8 @@ def test_ray_cluster_sweep_starts_its_own(cli, tmp_path):
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """A local Ray cluster for this module's tests: (address, env); stopped afterwards."""
+    """A local Ray cluster for this module's tests: (address, env, its temp dir, where
+    ``ray start`` notes it as this machine's current cluster); stopped afterwards."""
     if not HAS_RAY:
         pytest.skip('hydra-ray-launcher not installed: pip install "mtsbench[ray]"')
     with socket.socket() as s:
@@ -114,7 +115,7 @@ def ray_cluster():
             if head.poll() is not None or time.monotonic() > deadline:
                 pytest.skip("ray start failed: " + (Path(temp) / "ray-start.log").read_text(errors="replace")[-500:])
             time.sleep(0.5)
-        yield f"127.0.0.1:{port}", RAY_ENV
+        yield f"127.0.0.1:{port}", RAY_ENV, temp
     finally:
         if head.poll() is None:
             head.send_signal(signal.SIGTERM)          # ray start --block stops the processes it started
@@ -130,12 +131,28 @@ def ray_cluster():
 @NEEDS_RAY
 def test_ray_cluster_sweep_on_running_cluster(cli, tmp_path, ray_cluster):
     """The README's command against `ray start --head`: relative sweep dir, jobs in this directory."""
-    address, env = ray_cluster
+    address, env, _ = ray_cluster
     done = cli(*SWEEP, "hydra/launcher=ray_cluster", f"hydra.launcher.ray.init.address={address}",
                "hydra.sweep.dir=sweep", env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "object_store_memory" not in done.stderr
     assert "jobs on Ray (the cluster at" in done.stderr and "2 jobs done" in done.stderr, done.stderr
+    assert_two_ok_jobs(cli, tmp_path / "sweep")
+
+
+@NEEDS_RAY
+def test_ray_cluster_sweep_without_an_address_joins_the_running_cluster(cli, tmp_path, ray_cluster):
+    """Address null while a `ray start` cluster runs (Ray finds it, here in that cluster's temp
+    dir): Ray refuses the start-only options, so the sweep connects to it without them."""
+    address, env, temp = ray_cluster
+    done = cli(*SWEEP, "hydra/launcher=ray_cluster", f"+hydra.launcher.ray.init._temp_dir={temp}",
+               "hydra.launcher.ray.init.num_cpus=2", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+               env={**env, "RAY_ADDRESS": ""}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "must not be provided" not in done.stderr
+    port = address.rpartition(":")[2]             # the host as Ray noted it: this machine's address
+    assert "jobs on Ray (the cluster at " in done.stderr and f":{port}) in " in done.stderr, done.stderr
+    assert "2 jobs done" in done.stderr, done.stderr
     assert_two_ok_jobs(cli, tmp_path / "sweep")
 
 
@@ -150,6 +167,65 @@ def test_ray_cluster_without_a_cluster_at_the_address(cli, tmp_path):
     line = [x for x in done.stderr.splitlines() if x.startswith("mtsbench:")]
     assert line and "could not connect to the Ray cluster" in line[0] and "nothing listens" in line[0], done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "sweep" / "jobs.json").exists()
+
+
+def fake_ray(cluster: bool, start_error: str = ""):
+    """A stand-in for ``ray`` as ``ray.init`` documents it: with a null or auto address it
+    connects to the running cluster if there is one (refusing the start-only options), else a
+    null address starts one (``start_error``: it cannot) and auto is a ``ConnectionError``."""
+    from types import SimpleNamespace
+
+    calls = []
+
+    def init(address=None, **options):
+        calls.append((address, sorted(options)))
+        if cluster and address in (None, "auto"):
+            if options.keys() & {"num_cpus", "object_store_memory"}:
+                raise ValueError("When connecting to an existing cluster, ... must not be provided.")
+        elif address == "auto":
+            raise ConnectionError("Could not find any running Ray instance.")
+        elif start_error:
+            raise ValueError(start_error)
+
+    return calls, SimpleNamespace(init=init, is_initialized=lambda: False,
+                                  get_runtime_context=lambda: SimpleNamespace(gcs_address="127.0.0.1:6379"))
+
+
+INIT = {"address": None, "num_cpus": 2, "object_store_memory": 100_000_000, "_temp_dir": "/tmp/x"}
+ALL, CONNECT = ["_temp_dir", "num_cpus", "object_store_memory"], ["_temp_dir"]
+
+
+@pytest.mark.parametrize("cluster, address, calls, where", [
+    (True, None, [(None, ALL), ("auto", CONNECT)], "the cluster at 127.0.0.1:6379"),
+    (False, None, [(None, ALL)], "a local cluster started for the sweep, 127.0.0.1:6379"),
+    (True, "auto", [("auto", CONNECT)], "the cluster at 127.0.0.1:6379"),
+    (True, "local", [("local", ALL)], "a local cluster started for the sweep, 127.0.0.1:6379")])
+def test_ray_cluster_start_only_options_go_to_a_cluster_ray_starts(monkeypatch, cluster, address, calls, where):
+    """An address null, auto or local: the start-only options (num_cpus, object_store_memory)
+    reach ``ray.init`` only when it starts a cluster; with a null address Ray's refusal of them
+    says a cluster runs, and the sweep connects to it (``address="auto"``) without them."""
+    from hydra_plugins.mtsbench_launcher import ray_cluster
+
+    made, ray = fake_ray(cluster)
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert ray_cluster._start({**INIT, "address": address}) == where
+    assert made == calls
+
+
+def test_ray_cluster_that_cannot_start_says_why_in_one_line(monkeypatch, capsys):
+    """No cluster runs and Ray refuses an option for the one it would start: that refusal,
+    in one line, exit 2 (not the look-up for a running cluster that followed it)."""
+    from hydra_plugins.mtsbench_launcher import ray_cluster
+
+    made, ray = fake_ray(cluster=False, start_error="Use the 'num_cpus' argument instead of resources['CPU']")
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(SystemExit) as stop:
+        ray_cluster._start(INIT)
+    line = one_line(capsys.readouterr().err)
+    assert stop.value.code == 2 and made == [(None, ALL), ("auto", CONNECT)]
+    assert "could not start a local Ray cluster: ValueError: Use the 'num_cpus' argument" in line, line
 
 
 # --- launchers that cannot run here: one line, exit 2 ---------------------------------------

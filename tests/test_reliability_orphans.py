@@ -1,7 +1,7 @@
 """A sweep killed outright (issue 28, items 1 and 9): SIGKILL of ``mtsbench run -m`` no longer
-leaves its workers' server and workers running (parent PID 1, still writing job folders that
+leaves its workers running (parent PID 1, still writing job folders that
 a ``--resume`` then wrote too, ending ``complete`` beside a trace missing rows): they die with
-it (``mtsbench.workers``), a job folder has one writer at a time (``mtsbench.folder_lock``),
+it (the local launcher's ``_die_with``), a job folder has one writer at a time (``mtsbench.folder_lock``),
 and a resumed sweep re-runs the jobs not complete into whole files. The soak: a 16-job sweep
 killed at staggered points and resumed three times ends as an uninterrupted one, byte for
 byte (but the timings: ``latency_ms``, and the working folder in Hydra's ``hydra.yaml``)."""
@@ -118,7 +118,7 @@ def test_a_killed_sweep_leaves_no_worker_and_resume_completes_every_job_whole(cl
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-    assert len(below) >= 3, below           # the server and both workers (and the resource tracker)
+    assert len(below) >= 3, below           # both workers and loky's resource tracker
     states = {n: job_status(sweep / n) for n in ("0", "1")}
     assert "ok" not in states.values(), states
     before = {p: p.stat().st_mtime_ns for p in sweep.rglob("*") if p.is_file()}

@@ -43,7 +43,8 @@ def _wait_for(condition, proc) -> None:
 
 
 @contextmanager
-def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint_ignored: bool = False):
+def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint_ignored: bool = False,
+                                 sweep: bool = False):
     """``mtsbench run`` of SCENARIOS against a loopback LLM that stops answering once the
     first scenario is checkpointed; yields (process, output dir) when the run is certainly
     inside the second scenario. The server is released and the process killed on exit.
@@ -51,8 +52,9 @@ def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint
     ``chunk_rows``: the runner streams trace and timelines in chunks of that many rows, and
     the LLM answers 20 more calls first, so the second scenario has streamed (hidden) parts.
     ``sigint_ignored``: the process starts with SIGINT ignored, as a shell starts a command
-    in the background (``mtsbench run … &``, ``nohup``)."""
-    out = tmp_path / "run"
+    in the background (``mtsbench run … &``, ``nohup``). ``sweep``: a sweep of two jobs, one
+    at a time, stalled in its first job (``out``: that job's folder)."""
+    out = tmp_path / "sw" / "0" if sweep else tmp_path / "run"
     release, waiting = threading.Event(), threading.Event()
     grace = [20 if chunk_rows else 0]
 
@@ -64,7 +66,9 @@ def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint
                 release.wait()
         return valid_answer(body)
 
-    args = ["run", SCENARIOS, "llm=openai", "llm.model=fake", f"hydra.run.dir={out}"]
+    args = ["run", "-m", "seed=0,1", f"hydra.sweep.dir={out.parent}", "hydra.launcher.n_jobs=1"] if sweep \
+        else ["run", f"hydra.run.dir={out}"]
+    args += [SCENARIOS, "llm=openai", "llm.model=fake"]
     with FakeOpenAI(answer=answer) as server:
         args.append(f"llm.base_url={server.url}")
         command = [*mtsbench_exe(), *args] if chunk_rows is None else [sys.executable, "-c", (
@@ -106,6 +110,21 @@ def test_a_signal_keeps_the_scenarios_done(tmp_path, signum, code, chunk_rows):
     assert set(pd.read_csv(out / "metrics.csv")["scenario"]) == {"milk_allergy"}
     assert not list(out.glob("*.partial")) and not list(out.glob(".*.tmp-*"))
     assert not (out / "failure.json").exists()
+
+
+def test_a_stopped_sweep_keeps_what_its_running_job_did(tmp_path):
+    """SIGTERM to the sweep's own process only (``kill PID``, not its group): the launcher
+    passes it to the running job's worker, which writes what it did; the job not started
+    stays so; one line, exit 143."""
+    with stalled_after_first_scenario(tmp_path, sweep=True) as (proc, out):
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "job 0 interrupted by SIGTERM after 1 of 3 scenarios" in err, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["scenarios_done"] == ["milk_allergy"]
+    assert [j["num"] for j in json.loads((out.parent / "jobs.json").read_text())] == [0, 1]
+    assert not (out.parent / "1" / "summary.json").exists()
 
 
 def test_sigint_stops_a_run_started_in_the_background(tmp_path):

@@ -96,43 +96,6 @@ def test_an_option_interpolating_a_top_level_key_is_composed(compositions):
     assert "MULTIRUN" in str(cfg.hydra.mode) and ["llm=recorded", "experiment=real_llm"] in compositions
 
 
-# Evaluated in the worker: a builtin is pickled by name, so the worker needs no import of this
-# test module (under `make test` the repository is not on a forked worker's sys.path).
-IN_WORKER = ("('mtsbench.runner' in __import__('sys').modules and 'pandas' in __import__('sys').modules"
-             " and __import__('gc').get_freeze_count() > 0, __import__('os').getpid())")
-
-
-def test_a_lane_worker_is_forked_with_what_a_job_imports():
-    import os
-
-    from joblib.externals.loky.process_executor import ProcessPoolExecutor
-
-    from mtsbench import workers
-
-    context = workers.context()
-    try:
-        assert context is not None and workers._running()
-        executor = ProcessPoolExecutor(max_workers=1, context=context)
-        preloaded, pid = executor.submit(eval, IN_WORKER).result(timeout=120)
-        executor.shutdown(wait=True)
-    finally:
-        workers.stop()
-    assert preloaded and pid != os.getpid()
-    assert not workers._running()
-
-
-@pytest.mark.parametrize("argv, started", [(["-m", "seed=0,1"], True), (["--resume", "multirun/x"], True),
-                                           (["-m", "hydra/launcher=local", "seed=0,1"], True),
-                                           (["seed=1"], False), (["-m", "hydra/launcher=ray_cluster"], False)])
-def test_the_workers_server_starts_early_only_for_a_sweep_on_this_machine(monkeypatch, argv, started):
-    from mtsbench import workers
-
-    calls = []
-    monkeypatch.setattr(workers, "context", lambda: calls.append(1))
-    workers.start(argv)
-    assert bool(calls) == started
-
-
 def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     from types import SimpleNamespace
 
@@ -175,7 +138,7 @@ print(code, *seen)
 
 
 def test_the_sweeps_own_process_imports_no_pandas_nor_scenario_models(tmp_path):
-    """What a job needs is imported by the workers' server, beside the checks, not before them
+    """What a job needs is imported by the lanes' workers, not by the sweep's own process
     (by the time the jobs start; the sweep's end imports pandas to write the report)."""
     import subprocess
     import sys
@@ -222,17 +185,34 @@ def test_a_run_of_one_scenario_is_aggregated_once_and_as_before(cli, tmp_path, m
     assert once["cost"]["overall"] == once["cost"]["scenarios"]["milk_allergy"]
 
 
-def test_the_package_uses_hydra_through_its_public_api_only():
-    """No module of mtsbench or its Hydra plugins imports ``hydra._internal`` (Hydra's
-    private modules, which any 1.3.x release may change) nor a plugin's private module."""
+def test_the_package_uses_libraries_through_their_public_api_only():
+    """No module of mtsbench or its Hydra plugins imports a library's private module or name
+    (a dotted part with a leading underscore: ``hydra._internal``, ``ray._private``, a plugin's
+    ``_launcher_util``, ``from ray import _private``), which any release may change; the
+    project's own modules (relative or ``mtsbench.``) are its own. Also as text, for a name
+    imported through ``importlib``."""
+    import ast
     import importlib
     from pathlib import Path
 
-    roots = [Path(importlib.import_module(m).__file__).parent for m in ("mtsbench", "hydra_plugins.mtsbench_launcher")]
+    own = ("mtsbench", "hydra_plugins.mtsbench_launcher")
+    roots = [Path(importlib.import_module(m).__file__).parent for m in own]
     sources = [p for root in roots for p in root.rglob("*.py")]
     assert len(sources) > 50
-    private = [str(p) for p in sources if "hydra._internal" in p.read_text(encoding="utf-8")
-               or "_launcher_util" in p.read_text(encoding="utf-8")]
+    private = []
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            private += [f"{path}:{node.lineno}: {name}" for name in names
+                        if not name.startswith(tuple(f"{m}." for m in own))
+                        and any(part.startswith("_") and not part.startswith("__") for part in name.split("."))]
+        private += [f"{path}: {word}" for word in ("hydra._internal", "._private", "_launcher_util") if word in text]
     assert private == []
 
 

@@ -8,10 +8,9 @@ running: that job gets ``failure.json`` (``mtsbench.sweep.WorkerDied``, with the
 exit code), its lane a fresh worker, and the other jobs go on. A job folder has one writer at a
 time: the worker running the job locks it (``mtsbench.folder_lock``) before Hydra writes
 there, waiting up to ``JOB_LOCK_WAIT`` seconds for a worker of a sweep killed outright
-(which dies with it: ``mtsbench.workers``), and a job whose folder stays busy fails in one
-line without writing there. A lane's worker is forked
-from a server that has imported what a job needs (``mtsbench.workers``), not a fresh
-interpreter importing it all again. Before any job starts the
+(which dies with it: ``_die_with``), and a job whose folder stays busy fails in one
+line without writing there. A lane's worker imports what a job needs once, with its first
+job (loky's own start: a fresh interpreter). Before any job starts the
 sweep's ``jobs.json`` lists every job (``mtsbench.sweep.write_manifest``). With
 ``mtsbench run -m ... --resume DIR`` (``mtsbench.sweep.resume``) a job already complete in
 DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked to stop
@@ -48,24 +47,17 @@ class ProgressJoblibLauncher(JoblibLauncher):
     """Hydra's joblib launcher made to survive a dead worker (see the module docstring)."""
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
-        from hydra.core.utils import configure_log, setup_globals
         from mtsbench.progress import step_bar
 
         from mtsbench import sweep
 
-        setup_globals()
         # a dead worker's executor leaves a semaphore behind: not the user's concern at exit
         os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
-        configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
-        sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        sweep_dir.mkdir(parents=True, exist_ok=True)
+        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx)
         n_jobs = _lanes(self.joblib.get("n_jobs"), len(job_overrides))
-        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
-        sweep.last_sweep_dir = sweep_dir
-        sweep.write_manifest(sweep_dir, jobs)
-        skip = {num for num, o in jobs if sweep.resume is not None and _finished(self._job_dir(num, o))}
+        skip = {num for num, o in jobs if sweep.resume is not None and sweep.finished(self._job_dir(num, o))}
         sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}")
-        results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
+        results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
         with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
             self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar)
         return [results[num] for num, _ in jobs]
@@ -76,13 +68,11 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from hydra.core.singleton import Singleton
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-        from mtsbench import workers
         from mtsbench.folder_lock import FolderBusy
 
-        context = workers.context()
-        start = workers.pickled(_start_lane, self.hydra_context, self.config, self.task_function,
-                                Singleton.get_state())
+        start = (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid())
         lanes: list = [None] * n_jobs
+        pids: list = [None] * n_jobs              # each lane's worker's PID (a future), for _stop
         running: dict = {}                         # future -> (lane, num, overrides)
         todo = list(todo)
         try:
@@ -90,8 +80,8 @@ class ProgressJoblibLauncher(JoblibLauncher):
                 for lane in range(n_jobs):
                     if todo and lane not in {v[0] for v in running.values()}:
                         if lanes[lane] is None:
-                            lanes[lane] = ProcessPoolExecutor(max_workers=1, context=context,
-                                                              initializer=workers.call_pickled, initargs=(start,))
+                            lanes[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=start)
+                            pids[lane] = lanes[lane].submit(os.getpid)
                         num, overrides = todo.pop(0)
                         future = lanes[lane].submit(_lane_job, num, overrides)
                         running[future] = (lane, num, overrides)
@@ -105,12 +95,12 @@ class ProgressJoblibLauncher(JoblibLauncher):
                     except BrokenProcessPool as e:     # the worker died: its lane gets a fresh one
                         results[num] = self._worker_died(num, overrides, e)
                         lanes[lane].shutdown(wait=False, kill_workers=True)
-                        lanes[lane] = None
+                        lanes[lane] = pids[lane] = None
                     except Exception as e:  # noqa: BLE001 - Hydra could not start the job: the lane goes on
                         results[num] = self._worker_died(num, overrides, e)
                     bar.update(1)
         except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
-            _stop(lanes, running)
+            _stop(pids, running)
             for executor in lanes:
                 if executor is not None:
                     executor.shutdown(wait=False, kill_workers=True)
@@ -121,14 +111,19 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
     def _job_dir(self, num: int, overrides: list[str]) -> Path:
         """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``);
-        with the default subdir (the job's number) without composing the job's config."""
+        with the default subdir (the job's number) without composing the job's config; Hydra's
+        default place if its config does not compose."""
         from omegaconf import OmegaConf
 
+        from mtsbench import sweep
+
         subdir = OmegaConf.to_container(self.config.hydra.sweep, resolve=False).get("subdir")
-        if subdir == "${hydra.job.num}":
-            return Path(str(self.config.hydra.sweep.dir)) / str(num)
-        cfg = _compose(self.hydra_context.config_loader, self.config, num, overrides)
-        return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
+        if subdir != "${hydra.job.num}":
+            try:
+                return sweep.job_dir(_compose(self.hydra_context.config_loader, self.config, num, overrides))
+            except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
+                pass
+        return Path(str(self.config.hydra.sweep.dir)) / str(num)
 
     def _busy(self, num: int, overrides: list[str], error: BaseException):
         """Job ``num`` not run: its folder's lock stayed with another live process (nothing is
@@ -136,13 +131,9 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from mtsbench import sweep
         from mtsbench.errors import one_line
 
-        try:
-            job_dir = self._job_dir(num, overrides)
-        except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
-            job_dir = Path(str(self.config.hydra.sweep.dir)) / str(num)
-        sweep.busy_jobs.append(str(job_dir))
+        sweep.busy_jobs.append(str(self._job_dir(num, overrides)))
         print(f"mtsbench: job {num} not run: {one_line(error)}", file=sys.stderr)
-        return _returned(overrides)
+        return sweep.returned(overrides)
 
     def _worker_died(self, num: int, overrides: list[str], error: BaseException):
         """Record job ``num`` as failed like a job that raised; its JobReturn."""
@@ -152,25 +143,49 @@ class ProgressJoblibLauncher(JoblibLauncher):
         code = re.search(r"exit codes? of the workers? (?:is|are) \{?([^}]*)\}?", str(error))
         reason = (f"the worker process running job {num} died (exit code {code.group(1).strip()})" if code
                   else f"the worker process running job {num} failed: {one_line(error)}")
-        try:
-            try:
-                job_dir = self._job_dir(num, overrides)
-            except Exception:  # noqa: BLE001 - its config does not compose: Hydra's default place
-                job_dir = Path(str(self.config.hydra.sweep.dir)) / str(num)
-            sweep.record_failure(job_dir, sweep.WorkerDied(reason))
-        except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
-            print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
-        print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
-        return _returned(overrides)
+        return sweep.worker_died(num, overrides, self._job_dir(num, overrides), reason)
 
 
-def _start_lane(hydra_context, config, task_function, singleton_state) -> None:
-    """A lane's worker process starting: keep what every job of the sweep shares, sent once,
-    in ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
-    from mtsbench import sweep
+def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
+    """A lane's worker process starting: bound to die with ``mtsbench run`` (PID ``parent``:
+    ``_die_with``), and keeping what every job of the sweep shares, sent once, in
+    ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    import gc
 
+    from mtsbench import runner, sweep  # noqa: F401 - what every job imports: once, then frozen
+
+    _die_with(parent)
+    gc.freeze()             # the imports out of the collector's way (a job collects far less)
     sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
                       state=singleton_state)
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when ``mtsbench run`` (PID ``parent``) ends, even killed outright
+    (SIGKILL, the OOM killer; issue 28): loky's workers do not watch their parent, and a
+    worker left running would write a job folder a ``--resume`` writes too. On Linux the
+    parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), then a check that the parent
+    did not die before it was set; elsewhere a thread looks at the parent twice a second."""
+    import threading
+    import time
+
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) == 0:   # 1: PR_SET_PDEATHSIG
+                if os.getppid() != parent:
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mtsbench-parent-watch", daemon=True).start()
 
 
 def _lane_job(num: int, overrides: list[str]):
@@ -189,6 +204,7 @@ def _lane_job(num: int, overrides: list[str]):
     from omegaconf import OmegaConf
 
     from mtsbench import folder_lock
+    from mtsbench import sweep
     from mtsbench.errors import redact
     from mtsbench.sweep import lane
 
@@ -197,7 +213,7 @@ def _lane_job(num: int, overrides: list[str]):
     config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
     # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
     where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
-    job_dir = None if None in where else Path(str(where[0])) / str(where[1])
+    job_dir = None if None in where else sweep.job_dir(config)
     if job_dir is not None:
         note = folder_lock.acquire(job_dir, "hydra.sweep.subdir", wait=JOB_LOCK_WAIT)
         if note:
@@ -226,22 +242,6 @@ def _compose(loader, sweep_config, num: int, overrides: list[str]):
     return config
 
 
-def _finished(job_dir: Path) -> bool:
-    """Is the job in ``job_dir`` complete, with no live process writing there (a resumed sweep
-    skips it)? A lock left by a killed worker after the job completed is removed."""
-    from mtsbench import folder_lock, sweep
-
-    if not sweep.job_complete(job_dir) or folder_lock.busy(job_dir):
-        return False
-    if (job_dir / folder_lock.LOCK_FILE).exists():
-        try:                    # stale: taken and released, which removes it
-            folder_lock.acquire(job_dir, "hydra.sweep.subdir")
-            folder_lock.release(job_dir)
-        except (OSError, folder_lock.FolderBusy):
-            return False
-    return True
-
-
 def _lanes(n_jobs, total: int) -> int:
     """Workers to run at once: ``n_jobs`` (-1 = one per core), at least 1, at most the jobs.
 
@@ -254,21 +254,14 @@ def _lanes(n_jobs, total: int) -> int:
     return max(1, min(n, total))
 
 
-def _returned(overrides: list[str]):
-    """The JobReturn of a job that ran elsewhere (or died): complete, returning None — a
-    job's own failure is in its directory, as for a job that raised (``mtsbench.sweep``)."""
-    from hydra.core.utils import JobReturn, JobStatus
-
-    return JobReturn(overrides=list(overrides), status=JobStatus.COMPLETED, _return_value=None)
-
-
-def _stop(lanes: list, running: dict) -> None:
-    """Ask the running jobs' workers to stop (SIGTERM: each writes what it did), wait for them."""
-    for executor in lanes:
-        for process in list(getattr(executor, "_processes", {}).values()) if executor is not None else []:
+def _stop(pids: list, running: dict) -> None:
+    """Ask the running jobs' workers (``pids``: each lane's worker's PID, a future) to stop
+    (SIGTERM: each writes what it did), wait for them."""
+    for pid in pids:
+        if pid is not None and pid.done() and pid.exception() is None:
             try:
-                os.kill(process.pid, signal.SIGTERM)
-            except (OSError, AttributeError):
+                os.kill(pid.result(), signal.SIGTERM)
+            except OSError:
                 pass
     if running:
         wait(list(running), timeout=STOP_GRACE)

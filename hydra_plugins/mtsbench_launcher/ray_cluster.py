@@ -7,7 +7,8 @@ What it changes from the plugin:
 - ``ray.init``: the plugin always adds ``object_store_memory`` (75 MiB), which Ray refuses
   when it connects to a running cluster (``ray start --head``, ``address=auto``): "object_store_memory
   must not be provided". Here the options that only size a cluster Ray starts itself
-  (``START_ONLY``) are passed only when no cluster is running, and null options are dropped;
+  (``START_ONLY``) are passed only when Ray starts one, and null options are dropped (see
+  ``_start``: decided from the address, or from Ray's refusal when the address is null);
 - each job runs in the driver's working directory (when that exists on the worker's node)
   under the sweep directory made absolute: a Ray worker starts in the directory of
   ``ray start``, where a relative ``hydra.sweep.dir`` or scenario path would otherwise land;
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 try:
@@ -44,20 +44,14 @@ class RayClusterLauncher(RayLauncher or object):
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
         from hydra.core.singleton import Singleton
-        from hydra.core.utils import configure_log, setup_globals
         from omegaconf import OmegaConf, open_dict
         from mtsbench.progress import step_bar
 
         from mtsbench import sweep
+        from mtsbench.errors import one_line
 
-        setup_globals()
-        configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         where = _start(OmegaConf.to_container(self.ray_cfg.init, resolve=True) or {})
-        sweep_dir = Path(str(self.config.hydra.sweep.dir)).absolute()
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
-        sweep.last_sweep_dir = sweep_dir
-        sweep.write_manifest(sweep_dir, jobs)
+        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, absolute=True)
         configs = {}
         for num, overrides in jobs:
             cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
@@ -66,7 +60,7 @@ class RayClusterLauncher(RayLauncher or object):
                 cfg.hydra.job.num = num
                 cfg.hydra.sweep.dir = str(sweep_dir)
             configs[num] = cfg
-        skip = {num for num, _ in jobs if sweep.resume is not None and sweep.job_complete(_job_dir(configs[num]))}
+        skip = {num for num, _ in jobs if sweep.resume is not None and sweep.finished(sweep.job_dir(configs[num]))}
         sweep.announce(jobs, skip, f" on Ray ({where}) in {sweep_dir}")
 
         import ray
@@ -75,7 +69,7 @@ class RayClusterLauncher(RayLauncher or object):
         task = ray.remote(**{k: v for k, v in remote.items() if v is not None})(_run_job_in) if remote \
             else ray.remote(_run_job_in)
         state = Singleton.get_state()
-        results: dict[int, Any] = {num: _returned(o) for num, o in jobs if num in skip}
+        results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
         running = {task.remote(os.getcwd(), self.hydra_context, configs[num], self.task_function, state): (num, o)
                    for num, o in jobs if num not in skip}
         try:
@@ -87,7 +81,8 @@ class RayClusterLauncher(RayLauncher or object):
                         try:
                             results[num] = ray.get(ref)
                         except Exception as e:  # noqa: BLE001 - the worker died or the task could not run
-                            results[num] = _worker_died(num, overrides, _job_dir(configs[num]), e)
+                            results[num] = sweep.worker_died(num, overrides, sweep.job_dir(configs[num]),
+                                                             f"the Ray worker running job {num} failed: {one_line(e)}")
                         bar.update(1)
         except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
             for ref in running:
@@ -101,17 +96,37 @@ class RayClusterLauncher(RayLauncher or object):
 def _start(init: dict) -> str:
     """``ray.init`` with ``init`` (the launcher's ``ray.init`` options), unless Ray is
     initialised already; the start-only options only when Ray starts a cluster itself. What
-    it connected to, for the job list; a one-line exit 2 if it cannot."""
+    it connected to, for the job list; a one-line exit 2 if it cannot.
+
+    With a null address (and no ``RAY_ADDRESS``) only Ray knows whether a cluster runs (the
+    last ``ray start`` on this machine): ``ray.init`` gets every option; if it refuses them
+    with a ``ValueError`` (as it does for the start-only options when it found a cluster), it
+    is called once more with ``address="auto"`` (documented: the same look-up, but a
+    ``ConnectionError`` instead of starting a cluster) and without ``START_ONLY``. A
+    ``ConnectionError`` there means no cluster runs: the first refusal is then the error of
+    starting one. (Beyond its documentation, "auto" also takes a cluster whose processes run
+    here without being the last ``ray start``: only then, after a refused option, can the two differ.)"""
     import ray
 
     init = {k: v for k, v in init.items() if v is not None}
     connecting = _connecting(init)
     if connecting:
-        init = {k: v for k, v in init.items() if k not in START_ONLY}
+        init = _connect_options(init)
     if not ray.is_initialized():
         try:
             _listening(init.get("address"))
-            ray.init(**init)
+            try:
+                ray.init(**init)
+            except ValueError as refused:
+                if connecting is not None or not init.keys() & set(START_ONLY):
+                    raise
+                connecting = True
+                try:
+                    ray.init(**{**_connect_options(init), "address": "auto"})
+                except ConnectionError:
+                    connecting = False
+                    raise refused from None
+            connecting = bool(connecting)
         except (ConnectionError, ValueError, RuntimeError, TimeoutError, OSError) as e:
             from mtsbench.errors import one_line, redact
 
@@ -131,6 +146,11 @@ def _start(init: dict) -> str:
     return f"the cluster at {address}" if connecting else f"a local cluster started for the sweep, {address}"
 
 
+def _connect_options(init: dict) -> dict:
+    """``init`` without the options Ray refuses when it connects to a running cluster."""
+    return {k: v for k, v in init.items() if k not in START_ONLY}
+
+
 def _listening(address) -> None:
     """``ConnectionError`` at once if nothing listens at a ``HOST:PORT`` address (Ray itself
     retries for minutes)."""
@@ -147,22 +167,16 @@ def _listening(address) -> None:
         raise ConnectionError(f"nothing listens at {address} ({e.strerror or e})") from None
 
 
-def _connecting(init: dict) -> bool:
-    """Will ``ray.init(**init)`` connect to a running cluster (rather than start one)? An
-    address other than auto/local, ``RAY_ADDRESS``, or (address null or auto) a cluster
-    started with ``ray start`` on this machine (Ray's own look-up)."""
+def _connecting(init: dict) -> bool | None:
+    """Will ``ray.init(**init)`` connect to a running cluster (True) or start one (False)? An
+    address other than auto/local (or ``RAY_ADDRESS`` for a null or auto address) connects,
+    auto connects or fails, local starts; None for a null address: Ray looks for a cluster
+    started with ``ray start`` on this machine (``_start`` learns the answer from ``ray.init``).
+    As ``ray.init``'s documentation resolves its ``address``, from public facts only."""
     address = init.get("address")
-    if address not in (None, "auto"):
-        return address != "local"
-    try:
-        from ray._private import services
-
-        services.find_gcs_addresses.cache_clear()
-        return services.canonicalize_bootstrap_address(address, init.get("_temp_dir")) is not None
-    except ConnectionError:       # address=auto with no cluster: ray.init says so
-        return True
-    except Exception:  # noqa: BLE001 - a Ray without that private helper: trust the address
-        return address == "auto" or bool(os.environ.get("RAY_ADDRESS"))
+    if address in (None, "auto") and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]
+    return None if address is None else address != "local"
 
 
 def _run_job_in(cwd: str, hydra_context, sweep_config, task_function, singleton_state):
@@ -181,29 +195,3 @@ def _run_job_in(cwd: str, hydra_context, sweep_config, task_function, singleton_
                        job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     finally:
         os.chdir(before)
-
-
-def _job_dir(cfg) -> Path:
-    from omegaconf import OmegaConf
-
-    return Path(str(OmegaConf.select(cfg, "hydra.sweep.dir"))) / str(OmegaConf.select(cfg, "hydra.sweep.subdir"))
-
-
-def _worker_died(num: int, overrides: list[str], job_dir: Path, error: BaseException):
-    """Record job ``num`` as failed like a job that raised; its JobReturn."""
-    from mtsbench import sweep
-    from mtsbench.errors import one_line
-
-    reason = f"the Ray worker running job {num} failed: {one_line(error)}"
-    try:
-        sweep.record_failure(job_dir, sweep.WorkerDied(reason))
-    except Exception as e:  # noqa: BLE001 - say so; the sweep goes on
-        print(f"mtsbench: job {num}: {one_line(e)}", file=sys.stderr)
-    print(f"mtsbench: job {num} failed: {reason}", file=sys.stderr)
-    return _returned(overrides)
-
-
-def _returned(overrides: list[str]):
-    from hydra_plugins.mtsbench_launcher.progress_joblib import _returned as returned
-
-    return returned(overrides)
