@@ -244,7 +244,7 @@ def test_the_constructor_only_stores_its_parameters(server, monkeypatch):
     monkeypatch.setenv("MY_LLM_KEY", "sk-distinctive-7f3a9c")
     given = dict(base_url=server.url, model="any", api_key_env="MY_LLM_KEY", temperature=0.5, seed=3,
                  max_tokens=None, timeout=5, max_retries=1, response_format="json_object", on_failure="skip",
-                 record=None, max_failure_rate=0.1, max_retry_wait=2.0, logprobs=True)
+                 record=None, max_failure_rate=0.1, max_retry_wait=2.0, logprobs=True, replay_first=None)
     llm = OpenAILLM(**given)
     assert {k: v for k, v in vars(llm).items() if k != "meter"} == given and llm.meter.calls == 0
     assert "sk-distinctive-7f3a9c" not in repr(vars(llm))
