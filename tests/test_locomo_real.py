@@ -114,3 +114,22 @@ def test_real_locomo_conversation_runs_every_process(cli, tmp_path, annotations)
         # Events tagged, facts extracted (from the data set's own annotations).
         assert len(events("event")) > 0 and made.count("event") > 0
         assert made.count("fact") > 0 and sum(e["facts"] for e in events("summarized")) > 0
+
+
+def test_the_model_s_recording_of_the_first_conversation_replays_whole(cli, tmp_path):
+    """recordings/locomo_conv_26.jsonl (the packaged model's attention labels and summaries on
+    LoCoMo's first conversation, ``make record``) replays: every request of the run is in it."""
+    cassette = Path(__file__).resolve().parent.parent / "recordings" / "locomo_conv_26.jsonl"
+    if not cassette.is_file():
+        pytest.skip(f"{cassette} is not recorded")
+    done = cli("import", "locomo", LOCOMO, "-o", tmp_path / "scenario", "--limit", "1")
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "run"
+    done = cli("run", "llm=replay", f"llm.cassette={cassette}", "llm.on_failure=skip", "ablate=inference",
+               f"scenarios=[{tmp_path / 'scenario' / 'locomo_conv_26.yaml'}]", f"hydra.run.dir={run}", timeout=900)
+    assert done.returncode == 0, done.stderr
+    overall = json.loads((run / "summary.json").read_text())["overall"]
+    records = [json.loads(line) for line in cassette.read_text(encoding="utf-8").splitlines() if line.strip()]
+    recorded = json.loads(cassette.with_suffix(".meta.json").read_text())     # the recording run's own counts
+    assert overall["llm_calls"] + overall["llm_retries"] == len(records)
+    assert (overall["llm_calls"], overall["llm_failures"]) == (recorded["calls"], recorded["failures"])
