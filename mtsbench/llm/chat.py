@@ -48,6 +48,13 @@ class Exchange:
     retries: int = 0
     logprobs: list | None = None
 
+    @classmethod
+    def recorded(cls, response: dict) -> "Exchange":
+        """The exchange a cassette record's ``response`` holds (``cassette.py``'s shape)."""
+        r = response
+        return cls(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)),
+                   r.get("logprobs"))
+
 
 def excerpt(text: str, head: int = 50, tail: int = 70) -> str:
     """One line of ``text``: whitespace collapsed, the middle elided when long.

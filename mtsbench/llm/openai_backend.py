@@ -194,11 +194,9 @@ class OpenAILLM(ChatLLM):
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
         if self.replay_first_ is not None and (known := self.replay_first_.next(key, running_scenario())) is not None \
                 and "response" in known:
-            r = known["response"]
             self.replayed_ += 1
-            self._write(key, task, messages, known.get("mode", self.response_format), response=r)
-            return Exchange(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)),
-                            r.get("logprobs"))
+            self._write(key, task, messages, known.get("mode", self.response_format), response=known["response"])
+            return Exchange.recorded(known["response"])
         client = self.client_
         before = self.requests_
         modes = self._modes()
@@ -295,14 +293,12 @@ class OpenAILLM(ChatLLM):
 
 def _cassette(name: str):
     """The cassette ``replay_first`` names (a path or a packaged cassette's name), opened."""
-    from .replay import cassette_path
+    from .replay import open_cassette
 
     try:
-        return cassette.Cassette(cassette_path(name))
+        return open_cassette(name)
     except LLMError as e:
         raise LLMError(f"llm.replay_first: {e.reason}") from None
-    except (ValueError, KeyError) as e:
-        raise LLMError(f"llm.replay_first: cassette {name} is unreadable: {e}") from None
 
 
 def _message(e: "openai.APIStatusError") -> str:

@@ -71,6 +71,16 @@ def recorded_scenarios(cassette: Cassette) -> list[str]:
     return found
 
 
+def open_cassette(cassette: str) -> Cassette:
+    """The cassette ``cassette`` names (``cassette_path``), read; a one-line ``LLMError`` if it
+    is missing or unreadable."""
+    path = cassette_path(cassette)
+    try:
+        return Cassette(path)
+    except (ValueError, KeyError) as e:
+        raise LLMError(f"cassette {path} is unreadable: {e}") from None
+
+
 @declared
 class ReplayLLM(ChatLLM):
     """Replays a cassette (see the module docstring)."""
@@ -88,11 +98,8 @@ class ReplayLLM(ChatLLM):
     def _configure(self) -> dict:
         if not self.cassette:
             raise LLMError("llm.cassette is not set (a file written by llm.record=PATH)")
-        path = cassette_path(self.cassette)
-        try:
-            recorded = Cassette(path)
-        except (ValueError, KeyError) as e:
-            raise LLMError(f"cassette {path} is unreadable: {e}") from None
+        recorded = open_cassette(self.cassette)
+        path = recorded.path
         wanted = {"temperature": self.temperature, "seed": self.seed}
         profiles = [p for p in recorded.profiles()
                     if (self.model is None or p["model"] == self.model)
@@ -126,6 +133,4 @@ class ReplayLLM(ChatLLM):
             raise LLMError(self._missing(messages), task=task.name)
         if "error" in record:
             raise TransportError(record["error"], int(record.get("retries", 0)))
-        r = record["response"]
-        return Exchange(r["text"], int(r["prompt_tokens"]), int(r["completion_tokens"]), int(r.get("retries", 0)),
-                        r.get("logprobs"))
+        return Exchange.recorded(record["response"])
