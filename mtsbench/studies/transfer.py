@@ -208,9 +208,9 @@ def conclusions(jobs: dict, only: dict | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def survival(table: pd.DataFrame, src: str, dst: str, scenarios=None) -> pd.DataFrame:
-    """Per ablation, whether its conclusion under ``src`` holds under ``dst`` (broken set on the
-    ``scenarios`` both ran, recall sign, cost sign)."""
+def survival(table: pd.DataFrame, src: str, dst: str) -> pd.DataFrame:
+    """Per ablation, whether its conclusion under ``src`` holds under ``dst`` (broken set, recall
+    sign, cost sign; ``conclusions(..., only=...)`` restricts a table to the scenarios both ran)."""
     rows = []
     for ablate, g in table.groupby("ablate"):
         s, d = g[g["llm"] == src], g[g["llm"] == dst]
@@ -218,11 +218,7 @@ def survival(table: pd.DataFrame, src: str, dst: str, scenarios=None) -> pd.Data
             continue
         s, d = s.iloc[0], d.iloc[0]
 
-        def only(ids):
-            ids = set(ids.split()) if isinstance(ids, str) and ids else set()
-            return {i for i in ids if scenarios is None or i.split(":")[0] in scenarios}
-
-        bs, bd = only(s["broken_ids"]), only(d["broken_ids"])
+        bs, bd = (set(x.split()) if isinstance(x, str) else set() for x in (s["broken_ids"], d["broken_ids"]))
         rows.append({"ablate": ablate, "from": src, "to": dst, "broken_from": len(bs), "broken_to": len(bd),
                      "broken_same": bs == bd, "broken_kept": len(bs & bd),
                      "recall_sign_same": s["recall_sign"] == d["recall_sign"],
