@@ -20,8 +20,9 @@ The chunks, in order (``CHUNKS``): the bundled scenarios the packaged cassette l
 of ``configs/experiment/real_llm.yaml``, then the first LoCoMo conversation
 (``locomo_conv_26``), imported from ``$LOCOMO`` (the path of LoCoMo's ``locomo10.json``; without
 it that chunk is skipped)
-into a temporary folder: the data set is never written into the repository, only the
-cassette of the calls on it (LoCoMo is CC BY-NC 4.0: ``PARTS/LOCOMO-LICENSE.md`` says so).
+into a temporary folder. Its cassette quotes the conversation's turns in every prompt, so it
+is part of the data set (CC BY-NC 4.0, ``PARTS/LOCOMO-LICENSE.md`` beside it says so): it stays
+on the machine that recorded it, never committed (``.gitignore``; ``--commit`` leaves it out).
 LoCoMo is recorded for its attention labels and summaries (``ablate=inference``: no infer
 calls; a LoCoMo conversation has 419 turns).
 
@@ -65,7 +66,8 @@ LICENSE = """# LoCoMo cassettes
 (locomo10.json, Maharana et al. 2024, https://github.com/snap-research/locomo) and the answers of
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M. The prompts quote the conversation's turns, so this file
 carries part of the data set: it is under the data set's licence, **CC BY-NC 4.0**
-(attribution, non-commercial use only). The data set file itself is not in this repository.
+(attribution, non-commercial use only). Neither it nor the data set file is committed to the
+repository.
 """
 
 
@@ -182,10 +184,9 @@ def main(argv: list[str] | None = None) -> int:
             meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
             print(f"record: {name} done: {json.dumps({k: v for k, v in meta.items() if k != 'stderr'})}", flush=True)
             files = [cassette, meta_file] if cassette.is_file() else [meta_file]
-            if name == LOCOMO:
+            if name == LOCOMO:               # the data set's text: kept here, never committed
                 (parts / "LOCOMO-LICENSE.md").write_text(LICENSE, encoding="utf-8")
-                files.append(parts / "LOCOMO-LICENSE.md")
-            if ns.commit:
+            elif ns.commit:
                 commit(files, f"Recording: {name} with llm=local ({meta.get('calls')} calls, "
                               f"{meta.get('failures')} failed, {meta['minutes']} min)")
     return 0

@@ -118,10 +118,12 @@ def test_real_locomo_conversation_runs_every_process(cli, tmp_path, annotations)
 
 def test_the_model_s_recording_of_the_first_conversation_replays_whole(cli, tmp_path):
     """recordings/locomo_conv_26.jsonl (the packaged model's attention labels and summaries on
-    LoCoMo's first conversation, ``make record``) replays: every request of the run is in it."""
+    LoCoMo's first conversation, ``make record LOCOMO=PATH``) replays: every request of the run
+    is in it. That cassette quotes the data set, so it is never committed: skipped where it was
+    not recorded."""
     cassette = Path(__file__).resolve().parent.parent / "recordings" / "locomo_conv_26.jsonl"
     if not cassette.is_file():
-        pytest.skip(f"{cassette} is not recorded")
+        pytest.skip(f"{cassette} is not recorded on this machine (make record LOCOMO=PATH; never committed)")
     done = cli("import", "locomo", LOCOMO, "-o", tmp_path / "scenario", "--limit", "1")
     assert done.returncode == 0, done.stderr
     run = tmp_path / "run"
