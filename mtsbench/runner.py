@@ -257,7 +257,8 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     writer = RunWriter(out_dir, meta, planned)
     current = None
     try:
-        total = sum(len(s.steps) for s in scenarios) * (len(hay.sizes) if hay else 1) + (len(hay.steps) if hay else 0)
+        total = sum(len(s.steps) for s in scenarios) * (len(hay.sizes) if hay else 1) + \
+            (hay.cut(hay.sizes[-1]) if hay else 0)
         with step_bar(total, progress, unit="step", leave=False) as bar:
             steps = StepLog(total, bar=bar)
 

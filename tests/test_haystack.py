@@ -117,6 +117,15 @@ def test_targets_after_a_haystack_count_their_own_work_and_the_haystack_apart(cl
     assert m.loc[m["check"] == "probe", "recall@5"].notna().any()   # ... and never earn a target's credit
 
 
+def test_a_memory_with_graph_tiers_is_copied_whole(cli, tmp_path):
+    # tiers above 8 members are faiss graphs here: a copy must carry its graph and bitmaps, not share them
+    out = _run(cli, tmp_path, "graph", f"haystack.sources=[{SCENARIOS}]", "haystack.messages=[0,140]",
+               "index.exact_below=8")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "complete" and len(summary["scenarios"]) == 2 * len(TARGETS)
+    assert summary["cost"]["overall"]["distances"] > 0
+
+
 def test_the_same_seed_gives_the_same_lifetime(cli, tmp_path):
     args = (f"haystack.sources=[{SCENARIOS}]", "haystack.messages=[50]")
     a, b = _run(cli, tmp_path, "a", *args), _run(cli, tmp_path, "b", *args)
