@@ -45,18 +45,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
     parser.add_argument("--plan", type=Path, default=PLAN, help="the plan (default: the packaged locomo_plan.yaml)")
     parser.add_argument("--only", nargs="*", help="run only these planned runs (and their bases)")
+    parser.add_argument("--corrections", type=Path, help="the locomo-audit project's errors.json: the headline "
+                        "is also scored against its corrected evidence citations")
     parser.add_argument("--report-only", action="store_true", help="report from the runs already in --work")
     args = parser.parse_args(argv)
+    if args.corrections is not None and not args.corrections.is_file():
+        print(f"--corrections {args.corrections}: no such file (the locomo-audit project's errors.json)",
+              file=sys.stderr)
+        return 2
     if not args.data.is_file():
         print(f"--data {args.data}: no such file (LoCoMo's locomo10.json: see README, Public benchmarks)",
               file=sys.stderr)
         return 2
     from ..errors import ReportError
+    from .locomo_report import CORRECTED
     from .locomo_tables import write_report
 
     plan = load_plan(args.plan, only=args.only)
     if not args.report_only:
-        folders = import_variants(args.data, args.work, plan["data"])
+        variants = dict(plan["data"])
+        if args.corrections is not None:
+            variants[CORRECTED] = ["--corrections", str(args.corrections.resolve())]
+        folders = import_variants(args.data, args.work, variants)
         jobs = [(r["name"], command(r, folders, plan.get("common", []), args.work / "runs" / r["name"]),
                  args.work / "runs" / r["name"]) for r in plan["runs"]]
         failed = runs.execute_all(jobs, args.jobs)
