@@ -144,6 +144,8 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
         s = saved[run["name"]] = Saved(folder)
         every = set(s.probes["chat"])
         for scope, chats in (("all", every), ("held_out", every - tune)):
+            if not chats:
+                continue
             for size in s.sizes:
                 rows.append({"run": run["name"], "table": run["table"], "scope": scope, "size": size,
                              "base": run.get("base"), "run_wall_s": s.run_wall, **measure(s, size, chats)})
