@@ -8,7 +8,8 @@ chat's). The scenario id is ``beam_<scale>_<chat>`` (``beam_100k_10``).
   ``say``, assistant messages ``reply`` (``turns="all"``, the default: the agent remembers
   both sides, and some evidence is in assistant messages) or user messages only
   (``turns="user"``; evidence in assistant messages is then dropped, counted). BEAM's
-  trailing position marker (``->-> 3,12``) is stripped.
+  trailing position marker (``->-> 3,12``; also ``->-> 3,N/A`` and ``->-> 3,`` in 178
+  messages of the public chats) is stripped.
 - Clock: a batch is a session, ``batch_<n>``, on its date (the ``time_anchor`` of its
   first anchored message, ``%B-%d-%Y``). Its exchanges are spread evenly from 08:00 to
   22:00 of that day, in order; the messages of one exchange ``turn_gap`` apart (squeezed
@@ -43,12 +44,21 @@ from .writer import Draft
 
 TURNS = ("all", "user")
 ANSWER_FIELDS = ("answer", "ideal_answer", "ideal_response", "ideal_summary", "expected_compliance")
-MARKER = re.compile(r"\s*->->\s*\d+\s*,\s*\d+\s*$")
+MARKER = re.compile(r"\s*->->\s*\d+\s*,\s*(?:\d+|N/A)?\s*\)?\s*$")
 DAY_START, DAY_HOURS = 8, 14.0           # a batch's exchanges from 08:00 to 22:00
 
 
 class ChatError(DataError):
     """One chat cannot be imported (the others can)."""
+
+
+def strip_marker(text: str) -> tuple[str, int]:
+    """``text`` without BEAM's trailing position marker, and 1 if there was one.
+
+    >>> strip_marker("I run 5 km. ->-> 2,14"), strip_marker("ok ->-> 4,N/A"), strip_marker("a -> b")
+    (('I run 5 km.', 1), ('ok', 1), ('a -> b', 0))
+    """
+    return MARKER.subn("", text.strip())
 
 
 def chats(root: Path) -> list[tuple[str, Path]]:
@@ -180,7 +190,7 @@ def _chat(sid: str, scale: str, folder: Path, tally: Tally, turns: str, turn_gap
             for msg, at in zip(kept, spaced(begin, len(kept), turn_gap, begin + timedelta(seconds=int(slot)))):
                 mid = int(str(msg["id"]).strip())
                 step_id = fresh_id(f"m{mid}", used, tally, "message")
-                text, n = MARKER.subn("", msg["content"].strip())
+                text, n = strip_marker(msg["content"])
                 if n:
                     tally.add("position markers stripped", 1)
                 steps.append({"id": step_id, "at": iso(at), "say" if msg["role"] == "user" else "reply": text})
