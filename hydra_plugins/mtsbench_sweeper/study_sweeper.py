@@ -84,15 +84,13 @@ class StudySweeper(Sweeper):
             raise SystemExit(2) from None
 
     def _search(self, sweep_dir: Path, space, objectives: list[str], directions: list[str]) -> None:
-        import warnings
-
+        import numpy as np
         import optuna
 
         from mtsbench import sweep
         from mtsbench.tune import study as st
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        _quiet(optuna)
         url = self.storage or f"sqlite:///{(sweep_dir / st.DB_FILE).absolute()}"
         storage = st.storage_of(url)
         name = self.study_name or st.DEFAULT_NAME
@@ -109,13 +107,17 @@ class StudySweeper(Sweeper):
         if left:
             print(f"mtsbench: study '{name}': finishing {len(left)} trial(s) a stopped process left running: "
                   f"{', '.join(str(t.number) for t in left)}", file=sys.stderr)
-        for run in st.consecutive([(t.number, list(t.user_attrs.get("overrides", [])), None) for t in left]):
+        for t in [t for t in left if "overrides" not in t.user_attrs]:
+            st.fail(study, storage, t.number, "its process stopped before the trial's overrides were recorded")
+        for run in st.consecutive([(t.number, list(t.user_attrs["overrides"]), None) for t in left
+                                   if "overrides" in t.user_attrs]):
             self._run(study, storage, sweep_dir, run, objectives)
         while (done := len(study.get_trials(deepcopy=False))) < self.n_trials:
             batch = []
             for _ in range(min(max(1, int(self.n_jobs)), self.n_trials - done)):
-                trial = study.ask()
-                params = _draw(space, trial)
+                with np.errstate(divide="ignore", invalid="ignore"):   # TPE normalising equal objective values
+                    trial = study.ask()
+                    params = _draw(space, trial)
                 overrides = [*space.fixed, *params]
                 trial.set_user_attr("params", params)
                 trial.set_user_attr("overrides", overrides)
@@ -147,7 +149,7 @@ class StudySweeper(Sweeper):
         from mtsbench.errors import ConfigError
         from mtsbench.tune import study as st
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        _quiet(optuna)
         source = Path(str(self.front_of))
         info = st.read_info(source)
         if info is None or info.get("role") != "tuning":
@@ -189,6 +191,15 @@ class StudySweeper(Sweeper):
         def make(seed: int):
             return instantiate(node, seed=seed)
         return make
+
+
+def _quiet(optuna) -> None:
+    """Optuna's log to warnings, and no warning that an API of its 2.10 release is experimental
+    (``create_trial``, ``add_trial``, multi-objective TPE): the sweeper's own lines say what happens."""
+    import warnings
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
 
 
 def _score(job_dir: Path, objectives: list[str]):

@@ -93,18 +93,15 @@ def space_of(cfg, overrides: Sequence[str]) -> Space:
 def jobs(space: Space, overrides: Sequence[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """(base, job) pairs covering every value to check (module docstring): ``job`` has one
     parameter at the value checked (what depends on it drawn or not accordingly), ``base`` the
-    same configuration with that parameter at its first value; ``overrides``: the command line's,
-    given to every composition (its sweeps replaced by the space's values).
+    same configuration with that parameter at its first value. Every composition gets the
+    space's fixed overrides and the command line's Hydra settings (``overrides``).
 
     >>> s = parse({"a": "choice(x,y)", "b": "interval(0,1)"}, [], {"b": "a=y"})
     >>> [job for base, job in jobs(s, [])]
     [('a=x',), ('a=y', 'b=0.0'), ('a=y', 'b=0.0'), ('a=y', 'b=1.0')]
     """
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parser = OverridesParser.create()
-    plain = [o for o in overrides if not parser.parse_override(o).is_sweep_override()
-             and parser.parse_override(o).get_key_element() not in space.names()]
+    hydra = [o for o in overrides if o.lstrip("+~").startswith(("hydra.", "hydra/"))]
+    plain = [*hydra, *space.fixed]
     by_name = {p.name: p for p in space.params}
     out: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     for p in space.params:

@@ -155,17 +155,22 @@ def finish(study: optuna.Study, storage, number: int, job_dir: Path, objectives:
     try:
         scored = values(job_dir, objectives)
     except TrialFailed as e:
-        reason = str(e)
-        if trial is not None:
-            trial.set_user_attr("failure", reason)
-        else:
-            study_id = storage.get_study_id_from_name(study.study_name)
-            storage.set_trial_user_attr(storage.get_trial_id_from_study_id_trial_number(study_id, number),
-                                        "failure", reason)
-        study.tell(trial if trial is not None else number, state=TrialState.FAIL)
-        return None, reason
+        fail(study, storage, number, str(e), trial)
+        return None, str(e)
     study.tell(trial if trial is not None else number, scored)
     return scored, None
+
+
+def fail(study: optuna.Study, storage, number: int, reason: str, trial: optuna.trial.Trial | None = None) -> None:
+    """Tell trial ``number`` ``FAIL``, its ``failure`` attribute the reason (set through the
+    trial object, or for a trial another process asked through the storage's public API)."""
+    if trial is not None:
+        trial.set_user_attr("failure", reason)
+    else:
+        study_id = storage.get_study_id_from_name(study.study_name)
+        storage.set_trial_user_attr(storage.get_trial_id_from_study_id_trial_number(study_id, number),
+                                    "failure", reason)
+    study.tell(trial if trial is not None else number, state=TrialState.FAIL)
 
 
 def front(study: optuna.Study) -> list[FrozenTrial]:
