@@ -584,12 +584,20 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     parsed = _parse(overrides)
     known = groups(dirs)
     continuous = [o for o, p in zip(overrides, parsed) if p.is_sweep_override() and not p.is_discrete_sweep()]
-    if continuous:          # interval(): only a tuning study searches one
-        cfg = _compose_full([o for o, p in zip(overrides, parsed) if not p.is_sweep_override()], dirs, keep=True)
-        if not tune_check.is_study(cfg):
+    if any(p.is_sweep_override() for p in parsed):     # a tuning study's sweeps are its search space, not a grid
+        plain = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()]
+        try:
+            cfg = _compose_full(plain, dirs, keep=True)
+        except ConfigError:
+            if continuous:
+                raise
+            cfg = None          # a grid whose other overrides need a swept option: checked below
+        if cfg is not None and tune_check.is_study(cfg):
+            return _check_study(cfg, overrides, dirs)
+        if continuous:          # interval(): only a tuning study searches one
             raise ConfigError(f"override '{continuous[0]}': only comma lists, range() and choice() can be swept "
                               f"(interval() is searched by a tuning study: hydra/sweeper=tune, docs/tuning.md)")
-        return _check_study(cfg, overrides, dirs)
+    for o, p in zip(overrides, parsed):
         if p.is_sweep_override() and _sweep_size(o, p, known, dirs) == 0:
             raise ConfigError(f"override '{o}': the sweep has no values")
     first = [f"{p.get_key_element()}={next(iter(_swept(o, p, known, dirs)))}" if p.is_sweep_override() else o

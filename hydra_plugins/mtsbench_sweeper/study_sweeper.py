@@ -240,7 +240,8 @@ def _directions(direction: Any, n: int) -> list[str]:
 
 
 def _shown(objectives: list[str], scored: list[float]) -> str:
-    return ", ".join(f"{o.rpartition('.')[2] if o.count('.') else o} {v:,.4g}" for o, v in zip(objectives, scored))
+    return ", ".join(f"{o.rpartition('.')[2]} {v:.4g}" if abs(v) < 1000 else f"{o.rpartition('.')[2]} {v:,.0f}"
+                     for o, v in zip(objectives, scored))
 
 
 def _relative(target: Path, start: Path) -> str:

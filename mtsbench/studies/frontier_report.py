@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from matplotlib.ticker import FuncFormatter
+
 from ..report.markdown import table
 from ..report.plots import plt, save
 
@@ -98,6 +100,18 @@ def answer(frame: pd.DataFrame) -> dict:
             "design_best": top}
 
 
+def switches(row: pd.Series, frame: pd.DataFrame) -> str:
+    """The mechanisms the design's search switched, split into those ``row`` has on and off."""
+    design = frame[frame["system"] == row["system"]]
+    sets = [set(filter(None, (m.strip() for m in str(v).split(",")))) for v in design["mechanisms_all_on"].dropna()]
+    if not sets:
+        return "no mechanism switched"
+    varied = set.union(*sets) - set.intersection(*sets)
+    on = set(filter(None, (m.strip() for m in str(row.get("mechanisms_all_on") or "").split(","))))
+    return (f"on: {', '.join(sorted(varied & on)) or 'none'}; off: {', '.join(sorted(varied - on)) or 'none'} "
+            f"(of the mechanisms the search switched)")
+
+
 def chosen(frame: pd.DataFrame) -> pd.DataFrame:
     """Each system's chosen point: its tuning front's best recall (ties: less work), on tuning values."""
     rows = []
@@ -128,16 +142,20 @@ def plot_fronts(frame: pd.DataFrame, path: Path) -> Path:
         axes[1].scatter(held["held_out_work"], held["held_out_recall"], s=16, color=c, alpha=0.45)
         hf = part[mask.loc[part.index]].sort_values("held_out_work")
         axes[1].step(hf["held_out_work"], hf["held_out_recall"], where="post", color=c, lw=1.3)
-        axes[1].scatter(hf["held_out_work"], hf["held_out_recall"], s=26, color=c, label=f"{name} ({len(held)} points)")
+        axes[1].scatter(hf["held_out_work"], hf["held_out_recall"], s=26, color=c,
+                        label=f"{name} ({len(held)} point{'s' if len(held) != 1 else ''} held out)")
     a = answer(frame)
     if a.get("ready"):
         axes[1].axhline(a["target"], color="grey", lw=0.8, ls="--")
         axes[1].axvline(a["limit"], color="grey", lw=0.8, ls="--")
-        axes[1].annotate(f"{MATCH:.0%} of the best flat recall, at <= its work", (a["limit"], a["target"]),
-                         textcoords="offset points", xytext=(-6, 6), ha="right", fontsize=8, color="grey")
+        axes[1].text(0.98, a["target"], f"{MATCH:.0%} of the best flat held-out recall; left of the dashed line: "
+                     f"at most its work", transform=axes[1].get_yaxis_transform(), ha="right", va="bottom",
+                     fontsize=8, color="grey")
     for ax, title in zip(axes, ("Tuning half: every trial, each system's front",
                                 "Held-out half: each tuning-front point, each system's held-out front")):
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         ax.set_xlabel("total work per turn (memories scored, every search; log scale)")
         ax.set_title(title)
         ax.grid(alpha=0.3)
@@ -176,7 +194,7 @@ def write_report(plan: dict, work: Path, out: Path, trials: int, walls: dict) ->
     frame, studies = collect(plan, work, out)
     frame["held_out_front"] = held_front(frame)
     keep = ["system", "role", "trial", "state", "recall", "work", "front", "held_out_recall", "held_out_work",
-            "held_out_front", "mechanisms_on", "failure", "wall_s", "params"]
+            "held_out_front", "mechanisms_on", "mechanisms_all_on", "failure", "wall_s", "params"]
     frame[[c for c in keep if c in frame]].to_csv(out / "summary.csv", index=False)
     figure = plot_fronts(frame, out / "fronts.png")
     a = answer(frame)
@@ -205,15 +223,15 @@ def write_report(plan: dict, work: Path, out: Path, trials: int, walls: dict) ->
         if a["hit"] is not None:
             h = a["hit"]
             lines += [f"**Yes**: design trial {h['trial']} reaches {_p(h['held_out_recall'])} at {_n(h['held_out_work'])} "
-                      f"work per turn ({h['held_out_work'] / f['held_out_work']:.2f}× flat's), with "
-                      f"{h['mechanisms_on'] or 'none'} on (`{h['params']}`).", ""]
+                      f"work per turn ({h['held_out_work'] / f['held_out_work']:.2f}× flat's); mechanisms "
+                      f"{switches(h, frame)} (`{h['params']}`).", ""]
         else:
             d = a["design_best"]
             w = a["best_within"]
             lines += [f"**No point of the searched space does.** The design's best held-out point, trial {d['trial']}, "
                       f"reaches {_p(d['held_out_recall'])} ({d['held_out_recall'] / f['held_out_recall']:.2f}× flat's "
                       f"best) at {_n(d['held_out_work'])} work per turn ({d['held_out_work'] / f['held_out_work']:.2f}× "
-                      f"flat's), with {d['mechanisms_on'] or 'none'} on"
+                      f"flat's); mechanisms {switches(d, frame)}"
                       + (f"; within flat's work its best is trial {w['trial']}, {_p(w['held_out_recall'])} "
                          f"({w['held_out_recall'] / f['held_out_recall']:.2f}×)" if w is not None else
                          "; none of its points works as little as flat's") + ". The fronts below show it.", ""]

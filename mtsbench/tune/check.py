@@ -73,7 +73,7 @@ def settings(cfg) -> None:
             raise ConfigError(f"hydra.sweeper.{key}: expected an integer >= 1, got {value!r}")
     front_of = OmegaConf.select(sweeper, "front_of", default=None)
     if front_of is not None:
-        from .study import INFO_FILE
+        from .info import INFO_FILE
 
         info = Path(str(front_of)) / INFO_FILE
         if not info.is_file():

@@ -17,8 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from ..report.plots import pareto_front, plt, save
+
+LABELS = {"per_turn": "total work per turn (memories scored, every search)", "recall@1024t": "earned recall@1024t"}
 
 
 def _front_line(ax, x: np.ndarray, y: np.ndarray, **style) -> None:
@@ -56,11 +59,13 @@ def front(frame: pd.DataFrame, names: list[str], directions: list[str], path: Pa
     xs = pd.concat([done[x_name], held[hx]] if len(held) else [done[x_name]]).to_numpy(float)
     if xs.min() > 0 and xs.max() / xs.min() > 20:
         ax.set_xscale("log")
-    ax.set_xlabel(x_name + (" (lower is better)" if directions[1] == "minimize" else ""))
-    ax.set_ylabel(y_name + (" (higher is better)" if directions[0] == "maximize" else ""))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax.set_xlabel(LABELS.get(x_name, x_name) + (" (lower is better)" if directions[1] == "minimize" else ""))
+    ax.set_ylabel(LABELS.get(y_name, y_name) + (" (higher is better)" if directions[0] == "maximize" else ""))
     ax.set_title(f"{y_name} against {x_name}: {len(done)} complete trials, {len(on)} on the tuning front")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="best")
     return save(fig, path)
 
 

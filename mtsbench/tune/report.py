@@ -32,7 +32,7 @@ import pandas as pd
 
 from ..errors import ReportError
 from . import mechanisms
-from .study import HELD_OUT, read_info, storage_url
+from .info import HELD_OUT, read_info, storage_url
 
 IMPORTANCE_SEED = 0
 MIN_TRIALS_FOR_IMPORTANCE = 4
@@ -107,20 +107,52 @@ def trials(s: Studied) -> pd.DataFrame:
     names = [short(o) for o in s.objectives]
     front = {t.number for t in s.tuning.best_trials} if _complete(s.tuning) else set()
     held = {t.user_attrs.get("tuning_trial"): t for t in (s.held.get_trials(deepcopy=False) if s.held else [])}
+    every = s.tuning.get_trials(deepcopy=False)
+    ons = {t.number: mechanisms.of_job(s.folder / str(t.user_attrs.get("job", t.number))) for t in every}
+    varied = switched_by_search(ons)
     rows = []
-    for t in s.tuning.get_trials(deepcopy=False):
-        on = mechanisms.of_job(s.folder / str(t.user_attrs.get("job", t.number)))
+    for t in every:
+        on = ons[t.number]
         row = {"trial": t.number, "state": t.state.name.lower(),
                **{n: (t.values[i] if t.values else None) for i, n in enumerate(names)},
                "front": t.number in front, "failure": t.user_attrs.get("failure"),
                "wall_s": _seconds(t), "params": " ".join(t.user_attrs.get("params", [])),
-               "mechanisms_on": None if on is None else ", ".join(k for k, v in on.items() if v)}
+               "mechanisms_on": None if on is None else ", ".join(k for k in varied if on[k]),
+               "mechanisms_all_on": None if on is None else ", ".join(k for k, v in on.items() if v)}
         h = held.get(t.number)
         for i, n in enumerate(names):
             row[f"held_out {n}"] = h.values[i] if h is not None and h.values else None
         row["held_out failure"] = h.user_attrs.get("failure") if h is not None else None
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def switched_by_search(ons: dict) -> list[str]:
+    """The mechanisms on in some trials and off in others (``ons``: trial -> mechanism -> on,
+    or None for a system that is not the design's): the ones the search switched.
+
+    >>> switched_by_search({0: {"arousal": True, "tiers": True}, 1: {"arousal": False, "tiers": True}, 2: None})
+    ['arousal']
+    """
+    seen: dict[str, set] = {}
+    for on in ons.values():
+        for k, v in (on or {}).items():
+            seen.setdefault(k, set()).add(bool(v))
+    return [k for k, v in seen.items() if len(v) == 2]
+
+
+def _constant_lines(frame: pd.DataFrame) -> list[str]:
+    """One line naming the design's mechanisms the search never switched (on in every trial, off in every one)."""
+    known = frame["mechanisms_all_on"].dropna() if "mechanisms_all_on" in frame else pd.Series(dtype=object)
+    if known.empty:
+        return []
+    sets = [set(filter(None, (m.strip() for m in str(v).split(",")))) for v in known]
+    always = set.intersection(*sets)
+    varied = set.union(*sets) - always
+    never = set(mechanisms.ablations()) - set.union(*sets)
+    return [f"Mechanisms of the seed design (its ablations, `configs/ablate/`): switched by the search: "
+            f"{', '.join(sorted(varied)) or 'none'}; on in every trial: {', '.join(sorted(always)) or 'none'}; "
+            f"off in every trial: {', '.join(sorted(never)) or 'none'}. `mechanisms_on` lists the switched ones.", ""]
 
 
 def _complete(study) -> list:
@@ -241,6 +273,7 @@ def markdown(s: Studied, frame: pd.DataFrame, imp: pd.DataFrame, drawn: list[tup
               "Trials no other trial beats on every objective (Optuna's `best_trials`), with the mechanisms of "
               "the seed design each has on (an ablation's settings not all holding: `mechanisms`) and its "
               "parameters.", ""]
+    lines += _constant_lines(frame) if len(frame) else []
     lines += _table(front, ["trial", *names, "mechanisms_on", "params"]) if len(front) else ["(no complete trial)", ""]
     if s.held is not None and len(frame):
         evaluated = frame[frame[[f"held_out {n}" for n in names]].notna().any(axis=1) | frame["held_out failure"].notna()]

@@ -40,12 +40,8 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import ConfigError
+from .info import DB_FILE, DEFAULT_NAME, HELD_OUT, INFO_FILE, read_info, storage_url, write_info  # noqa: F401
 from .objectives import TrialFailed, values
-
-DB_FILE = "study.db"
-INFO_FILE = "study.json"
-DEFAULT_NAME = "tuning"
-HELD_OUT = ":held_out"
 
 
 def trial_seed(seed: int, number: int) -> int:
@@ -194,27 +190,6 @@ def record_held_out(held: optuna.Study, tuned: FrozenTrial, job: str, result: tu
     held.add_trial(optuna.trial.create_trial(
         state=TrialState.COMPLETE if scored is not None else TrialState.FAIL, values=scored,
         params=tuned.params, distributions=tuned.distributions, user_attrs=attrs))
-
-
-def write_info(sweep_dir: Path, info: dict) -> None:
-    """``study.json`` of a study's sweep folder (module docstring)."""
-    from ..atomic import write_atomic
-
-    write_atomic(Path(sweep_dir) / INFO_FILE, json.dumps(info, indent=1) + "\n")
-
-
-def read_info(folder: Path) -> dict | None:
-    """A folder's ``study.json`` (None when it is not a study's folder)."""
-    try:
-        return json.loads((Path(folder) / INFO_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def storage_url(folder: Path, info: dict) -> str:
-    """The storage URL ``study.json`` names: ``study.db`` beside it when it names that file."""
-    url = info.get("storage") or DB_FILE
-    return url if "://" in url else f"sqlite:///{(Path(folder) / url).absolute()}"
 
 
 def consecutive(items: list, number: Callable = lambda x: x[0]) -> list[list]:
