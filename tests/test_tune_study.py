@@ -150,3 +150,16 @@ def test_a_study_that_cannot_run_is_one_line_before_anything_runs(cli, tmp_path,
     r = cli("run", "-m", "scenarios=[milk_allergy]", *args, f"hydra.sweep.dir={tmp_path / 's'}")
     assert r.returncode == 2 and words in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("launcher", ["joblib", "ray_cluster"])
+def test_a_study_runs_its_trials_on_the_configured_launcher(cli, tmp_path, launcher):
+    if launcher == "ray_cluster":
+        pytest.importorskip("hydra_plugins.hydra_ray_launcher", reason="the ray extra is not installed")
+    folder = tmp_path / launcher
+    r = cli("run", *STUDY, "hydra.sweeper.n_trials=2", f"hydra/launcher={launcher}", f"hydra.sweep.dir={folder}",
+            *(["hydra.launcher.ray.init.num_cpus=2"] if launcher == "ray_cluster" else []), timeout=600)
+    assert r.returncode == 0, r.stderr
+    _, trials = _trials(folder)
+    assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
+    assert all(t.values == _summary_values(folder / str(t.number)) for t in trials)
