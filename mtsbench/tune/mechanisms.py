@@ -5,6 +5,9 @@ Each ``configs/ablate/NAME.yaml`` turns one mechanism off: it chooses group opti
 configuration of the seed design's system has NAME **off** when every one of those holds in
 it, **on** otherwise; the list follows the ablations, so a new ablation is a new mechanism
 here with no code. A system that is not the seed design's (``system=bm25``) has none.
+
+One dependency is applied on top (``REQUIRES``): depth by motivation chooses how many tiers to
+search, so with the tiers mechanism off (one tier) depth is off too, whatever its option.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Mapping
 import yaml
 
 MTS_SYSTEM = "mtsbench.systems.mts.MtsSystem"
+REQUIRES = {"depth": "tiers"}     # a mechanism that does nothing without another one
 
 
 @lru_cache(maxsize=None)
@@ -69,8 +73,10 @@ def switched(cfg: Mapping, choices: Mapping[str, str]) -> dict[str, bool] | None
 
     >>> cfg = {"system": {"_target_": MTS_SYSTEM}, "retrieval": {"attention_weight": 0.0}}
     >>> on = switched(cfg, {"arousal": "none", "tiers": "thresholds"})
-    >>> on["arousal"], on["attention"], on["tiers"]
-    (False, False, True)
+    >>> on["arousal"], on["attention"], on["tiers"], on["depth"]
+    (False, False, True, True)
+    >>> switched(cfg, {"tiers": "flat", "depth": "linear"})["depth"]     # one tier: nothing to choose
+    False
     >>> switched({"system": {"_target_": "mtsbench.systems.bm25.Bm25System"}}, {}) is None
     True
     """
@@ -80,6 +86,9 @@ def switched(cfg: Mapping, choices: Mapping[str, str]) -> dict[str, bool] | None
     for name, (groups, values) in ablations().items():
         off = all(str(choices.get(g)) == v for g, v in groups) and all(_same(_select(cfg, k), v) for k, v in values)
         out[name] = not off
+    for name, needed in REQUIRES.items():
+        if name in out and not out.get(needed, True):
+            out[name] = False
     return out
 
 
