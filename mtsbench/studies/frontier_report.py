@@ -1,7 +1,7 @@
 """The frontier study's report, from its studies' databases only (``WORK/NAME/study.db``).
 
 ``write_report`` writes each system's study report (``mtsbench report WORK/NAME --out
-OUT/NAME``) and ``OUT/report.md`` with ``OUT/fronts.png`` and ``OUT/summary.csv``:
+OUT/NAME``'s, without report.html) and ``OUT/report.md`` with ``OUT/fronts.png`` and ``OUT/summary.csv``:
 
 - the budget (trials per system, the sampler and its seed), the halves, the wall time of each step;
 - every system's tuning front and the held-out evaluation of each of its points;
@@ -47,8 +47,7 @@ def _n(x) -> str:
 def collect(plan: dict, work: Path, out: Path) -> tuple[pd.DataFrame, dict]:
     """Every system's trials (``mtsbench.tune.report.trials``, with ``system`` and ``role``), and
     per system its study (``Studied``); each study's report written into ``OUT/NAME``."""
-    from ..report.aggregate import write
-    from ..tune.report import load, trials
+    from ..tune.report import load, trials, write
 
     frames, studies = [], {}
     for system in plan["systems"]:
