@@ -583,26 +583,26 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     overrides = [a for a in rest if not a.startswith("-")]
     parsed = _parse(overrides)
     known = groups(dirs)
+    plain = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()]
     continuous = [o for o, p in zip(overrides, parsed) if p.is_sweep_override() and not p.is_discrete_sweep()]
-    if any(p.is_sweep_override() for p in parsed):     # a tuning study's sweeps are its search space, not a grid
-        plain = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()]
-        try:
-            cfg = _compose_full(plain, dirs, keep=True)
-        except ConfigError:
-            if continuous:
-                raise
-            cfg = None          # a grid whose other overrides need a swept option: checked below
-        if cfg is not None and tune_check.is_study(cfg):
-            return _check_study(cfg, overrides, dirs)
-        if continuous:          # interval(): only a tuning study searches one
+    if continuous:          # interval(): only a tuning study searches one
+        study = _study_of(plain, dirs, strict=True)
+        if study is None:
             raise ConfigError(f"override '{continuous[0]}': only comma lists, range() and choice() can be swept "
                               f"(interval() is searched by a tuning study: hydra/sweeper=tune, docs/tuning.md)")
+        return _check_study(study, overrides, dirs)
     for o, p in zip(overrides, parsed):
         if p.is_sweep_override() and _sweep_size(o, p, known, dirs) == 0:
             raise ConfigError(f"override '{o}': the sweep has no values")
     first = [f"{p.get_key_element()}={next(iter(_swept(o, p, known, dirs)))}" if p.is_sweep_override() else o
              for o, p in zip(overrides, parsed)]
-    cfg = _compose_full(first, dirs, keep=True)
+    try:
+        cfg = _compose_full(first, dirs, keep=True)
+    except ConfigError:     # a study's sweeps are its space, drawn with its fixed values: not a grid's first job
+        study = _study_of(plain, dirs) if len(plain) < len(overrides) else None
+        if study is None:
+            raise
+        return _check_study(study, overrides, dirs)
     multirun = multirun or "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
     swept = [o for o, p in zip(overrides, parsed) if p.is_sweep_override()]
     if not multirun:
@@ -622,6 +622,18 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
             for key, (o, p) in chosen.items()}
     _check_sweep(cfg, axes, first, dirs)
     return cfg
+
+
+def _study_of(plain: list[str], extra_dirs: Sequence[str | Path], strict: bool = False) -> DictConfig | None:
+    """The config of the command line's ``plain`` (non-sweep) overrides when it runs a tuning
+    study, else None (also when it does not compose, unless ``strict``: then its one line)."""
+    try:
+        cfg = _compose_full(plain, extra_dirs, keep=True)
+    except ConfigError:
+        if strict:
+            raise
+        return None
+    return cfg if tune_check.is_study(cfg) else None
 
 
 def _check_study(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str | Path]) -> DictConfig:

@@ -66,12 +66,14 @@ def test_a_study_is_a_database_of_its_trials_and_its_front_runs_again_held_out(c
     front = sorted(t.number for t in study.best_trials)
     _, evaluated = _trials(folder, "tuning:held_out")
     assert sorted(t.user_attrs["tuning_trial"] for t in evaluated) == front
+    runs = {tuple(t.user_attrs["overrides"]) for t in evaluated}
+    assert len({t.user_attrs["job"] for t in evaluated}) == len(runs)     # identical parameters ran once
     for t in evaluated:
         tuned = trials[t.user_attrs["tuning_trial"]]
         assert t.params == tuned.params and t.values == _summary_values(held / t.user_attrs["job"])
         assert "scenarios=[cold_then_fever]" in t.user_attrs["overrides"]
     resumed = cli("run", "-m", "--resume", held)
-    assert resumed.returncode == 0 and "0 Pareto-optimal trial(s) to run" in resumed.stderr
+    assert resumed.returncode == 0 and "0 Pareto-optimal trial(s) to evaluate in 0 run(s)" in resumed.stderr
     report = cli("report", folder, "--out", tmp_path / "rep")
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "rep" / "report.md").read_text()

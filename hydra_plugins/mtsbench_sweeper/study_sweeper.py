@@ -20,8 +20,9 @@ trial's reason only in its log, and reads objectives from the task's return valu
   that has none (it failed, stopped, or lacks the value) is told ``FAIL`` with its reason;
 - ``conditions``: a parameter drawn only when others take given values (``mtsbench.tune.space``);
 - ``front_of: DIR``: no search; the Pareto-optimal trials of the study in ``DIR`` run again
-  with this sweep's overrides (other scenarios: the held-out half) and are recorded in that
-  study's database as ``NAME:held_out``.
+  with this sweep's overrides (other scenarios: the held-out half; trials with identical
+  parameters once, as a run is deterministic) and are recorded in that study's database as
+  ``NAME:held_out``.
 
 Hydra imports every module of ``hydra_plugins`` to find its plugins: this one imports
 Optuna only when a study runs.
@@ -170,17 +171,23 @@ class StudySweeper(Sweeper):
         recorded = held.get_trials(deepcopy=False)
         seen = {t.user_attrs.get("tuning_trial") for t in recorded}
         todo = [t for t in st.front(tuned) if t.number not in seen]
+        done = {tuple(t.user_attrs.get("overrides", [])): t.user_attrs.get("job") for t in recorded}
+        groups: dict[tuple, list] = {}         # a deterministic run: identical overrides run once
+        for t in todo:
+            groups.setdefault(tuple([*space.fixed, *t.user_attrs.get("params", [])]), []).append(t)
         base = 1 + max((int(t.user_attrs.get("job", -1)) for t in recorded), default=-1)
-        jobs = [(base + i, [*space.fixed, *t.user_attrs.get("params", [])], t) for i, t in enumerate(todo)]
-        print(f"mtsbench: held-out evaluation of study '{info['study']}': {len(jobs)} Pareto-optimal trial(s) to run"
-              + (f", {len(seen)} already evaluated" if seen else ""), file=sys.stderr)
-        if jobs:
-            self.launcher.launch([o for _, o, _ in jobs], initial_job_idx=base)
-        for num, overrides, t in jobs:
-            result = _score(sweep_dir / str(num), objectives)
-            st.record_held_out(held, t, str(num), result, overrides)
-            print(f"mtsbench: trial {t.number} held out (job {num}): "
-                  + (_shown(objectives, result[0]) if result[0] else f"failed: {result[1]}"), file=sys.stderr)
+        new = [o for o in groups if o not in done]
+        jobs = {**done, **{o: str(base + i) for i, o in enumerate(new)}}
+        print(f"mtsbench: held-out evaluation of study '{info['study']}': {len(todo)} Pareto-optimal trial(s) to "
+              f"evaluate in {len(new)} run(s)" + (f", {len(seen)} evaluated before" if seen else ""), file=sys.stderr)
+        if new:
+            self.launcher.launch([list(o) for o in new], initial_job_idx=base)
+        for overrides, members in groups.items():
+            result = _score(sweep_dir / jobs[overrides], objectives)
+            for t in members:
+                st.record_held_out(held, t, jobs[overrides], result, list(overrides))
+                print(f"mtsbench: trial {t.number} held out (job {jobs[overrides]}): "
+                      + (_shown(objectives, result[0]) if result[0] else f"failed: {result[1]}"), file=sys.stderr)
 
     def _sampler_factory(self):
         """``make(seed)``: the configured sampler (``hydra.sweeper.sampler``) built with ``seed``."""
