@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ..report.plots import pareto_front, plt, save
 
@@ -88,6 +88,7 @@ def history(frame: pd.DataFrame, names: list[str], path: Path) -> Path | None:
         axes[0, 0].step(done["trial"], best, where="post", color="#2ca02c", lw=1, label="best so far")
         axes[0, 0].legend(fontsize=8)
     axes[-1, 0].set_xlabel("trial")
+    axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[0, 0].set_title(f"{len(frame)} trials in order ({len(failed)} failed)")
     return save(fig, path)
 
