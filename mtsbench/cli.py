@@ -170,6 +170,8 @@ def _resume(argv: list[str]) -> list[str]:
     if not any("=" in a and not a.partition("=")[0].lstrip("+~").startswith(("hydra.", "hydra/")) for a in rest):
         # only Hydra's own settings given (hydra/launcher=ray_cluster, ...): the sweep's overrides too
         rest += recorded
+    given = {a.partition("=")[0].lstrip("+~") for a in rest if "=" in a}
+    rest += [o for o in _recorded_sweeper(folder / "multirun.yaml") if o.partition("=")[0].lstrip("+~") not in given]
     sweep.resume = folder
     from .config import split_config_dirs
 
@@ -177,6 +179,19 @@ def _resume(argv: list[str]) -> list[str]:
         rest = [*recorded_dirs, *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
     return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
+
+
+def _recorded_sweeper(path: Path) -> list[str]:
+    """The sweeper's settings the sweep whose ``multirun.yaml`` is ``path`` was started with on
+    the command line (``hydra/sweeper=...``, ``hydra.sweeper.*``: a tuning study's space and
+    budget); a resumed sweep gets them back unless given again. The file was read by
+    ``_recorded_sweep`` first (its errors are said there)."""
+    import yaml
+
+    recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    hydra_overrides = ((recorded.get("hydra") or {}).get("overrides") or {}).get("hydra") or []
+    return [str(o) for o in hydra_overrides
+            if str(o).lstrip("+~").startswith(("hydra/sweeper", "hydra.sweeper."))]
 
 
 def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:

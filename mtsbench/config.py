@@ -58,6 +58,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from .errors import ConfigError
 from .params import Count, declared
 from .resources import CONFIG_DIR
+from .tune import check as tune_check
 
 
 COMPOSITE_GROUPS = ("preset", "ablate", "experiment")   # set many groups at once; not mechanisms
@@ -287,7 +288,8 @@ def _compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), k
     except ConfigError:
         raise
     except Exception as e:  # noqa: BLE001 - Hydra's errors are multi-line: one line of ours
-        raise (_yaml_error(e) or _composition_error(e, overrides, extra_dirs)) from None
+        raise (_yaml_error(e) or _sweeper_missing(overrides, extra_dirs)
+               or _composition_error(e, overrides, extra_dirs)) from None
     return _check_composed(cfg, overrides, extra_dirs, keep)
 
 
@@ -341,6 +343,21 @@ def _yaml_error(e: Exception) -> ConfigError | None:
     context = f" ({e.context})" if e.context else ""
     return ConfigError(f"{mark.name}: line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
                        f"{' '.join(str(e.problem).split())}{context}")
+
+
+def _sweeper_missing(overrides: list[str], extra_dirs: Sequence[str | Path]) -> ConfigError | None:
+    """The one line when ``overrides`` do not compose only because they choose a tuning study
+    (``hydra/sweeper=tune``, here or in an experiment) without hydra-optuna-sweeper, whose
+    sampler configs it uses: told apart by composing again with Hydra's basic sweeper; else None."""
+    missing = tune_check.plugin_missing()
+    if missing is None:
+        return None
+    try:
+        _hydra_compose([o for o in overrides if not o.lstrip("+~").startswith("hydra/sweeper")]
+                       + ["hydra/sweeper=basic"], extra_dirs)
+    except Exception:  # noqa: BLE001 - something else is wrong: _composition_error says what
+        return None
+    return ConfigError(missing)
 
 
 REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}
@@ -566,20 +583,34 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     overrides = [a for a in rest if not a.startswith("-")]
     parsed = _parse(overrides)
     known = groups(dirs)
+    plain = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()]
+    continuous = [o for o, p in zip(overrides, parsed) if p.is_sweep_override() and not p.is_discrete_sweep()]
+    if continuous:          # interval(): only a tuning study searches one
+        study = _study_of(plain, dirs, strict=True)
+        if study is None:
+            raise ConfigError(f"override '{continuous[0]}': only comma lists, range() and choice() can be swept "
+                              f"(interval() is searched by a tuning study: hydra/sweeper=tune, docs/tuning.md)")
+        return _check_study(study, overrides, dirs)
     for o, p in zip(overrides, parsed):
-        if p.is_sweep_override() and not p.is_discrete_sweep():
-            raise ConfigError(f"override '{o}': only comma lists, range() and choice() can be swept")
         if p.is_sweep_override() and _sweep_size(o, p, known, dirs) == 0:
             raise ConfigError(f"override '{o}': the sweep has no values")
     first = [f"{p.get_key_element()}={next(iter(_swept(o, p, known, dirs)))}" if p.is_sweep_override() else o
              for o, p in zip(overrides, parsed)]
-    cfg = _compose_full(first, dirs, keep=True)
+    try:
+        cfg = _compose_full(first, dirs, keep=True)
+    except ConfigError:     # a study's sweeps are its space, drawn with its fixed values: not a grid's first job
+        study = _study_of(plain, dirs) if len(plain) < len(overrides) else None
+        if study is None:
+            raise
+        return _check_study(study, overrides, dirs)
     multirun = multirun or "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
     swept = [o for o, p in zip(overrides, parsed) if p.is_sweep_override()]
     if not multirun:
         if swept:
             raise _sweep_needs_m(swept[0])
         return cfg
+    if tune_check.is_study(cfg):
+        return _check_study(cfg, overrides, dirs)
     params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) or {}
     args = [f"{k}={v}" for k, v in params.items()] + overrides
     chosen: dict[str, tuple[str, object]] = {}   # as Hydra's basic sweeper: the command line wins over params
@@ -590,6 +621,42 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     axes = {key: [f"{key}={v}" for v in _swept(o, p, known, dirs)] if p.is_sweep_override() else [o]
             for key, (o, p) in chosen.items()}
     _check_sweep(cfg, axes, first, dirs)
+    return cfg
+
+
+def _study_of(plain: list[str], extra_dirs: Sequence[str | Path], strict: bool = False) -> DictConfig | None:
+    """The config of the command line's ``plain`` (non-sweep) overrides when it runs a tuning
+    study, else None (also when it does not compose, unless ``strict``: then its one line)."""
+    try:
+        cfg = _compose_full(plain, extra_dirs, keep=True)
+    except ConfigError:
+        if strict:
+            raise
+        return None
+    return cfg if tune_check.is_study(cfg) else None
+
+
+def _check_study(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str | Path]) -> DictConfig:
+    """A tuning study's settings and search space checked before it starts (``mtsbench.tune.check``):
+    every value of every parameter composed once (a value of a key set on its base's config,
+    as ``_value_checked`` does, without composing); returns ``cfg``."""
+    tune_check.settings(cfg)
+    known = groups(extra_dirs)
+    bases: dict[tuple[str, ...], DictConfig] = {}
+    composed: set[tuple[str, ...]] = set()
+    for base, job in tune_check.jobs(tune_check.space_of(cfg, overrides), overrides):
+        if tuple(sorted(job)) in composed:
+            continue
+        changed = sorted(set(job) - set(base))
+        if len(changed) == 1 and len(job) == len(base):
+            if base not in bases:
+                bases[base] = _compose_full(list(base), extra_dirs, keep=True)
+                composed.add(tuple(sorted(base)))
+            if _value_checked(bases[base], list(base), changed[0], known, extra_dirs):
+                composed.add(tuple(sorted(job)))
+                continue
+        composed.add(tuple(sorted(job)))
+        _compose_full(list(job), extra_dirs)
     return cfg
 
 

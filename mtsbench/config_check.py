@@ -33,6 +33,7 @@ NODES = {
     "agent": "mtsbench.systems.mts.Schedule",
     "probes": "mtsbench.run_options.ProbeOptions",
     "sweep": "mtsbench.config.SweepOptions",
+    "tune": "mtsbench.tune.objectives.TuneOptions",
 }
 ROOT = "mtsbench.run_options.RunOptions"            # the top-level values: seed, scenarios
 HIDDEN = ("_target_", "_recursive_", "_convert_", "_partial_", "_args_")

@@ -12,7 +12,8 @@ What a job ends with (one line on stderr for anything but success):
   ``job failed: TYPE: MESSAGE; traceback in DIR/failure.json`` and exit 1.
 
 In a sweep (``-m``) a job that fails or is interrupted prints its line and returns, so the
-other jobs still run (``mtsbench.sweep``).
+other jobs still run (``mtsbench.sweep``); a job that completes returns its ``tune.objectives``
+(``objective_values``: what hydra-optuna-sweeper's sweeper tells Optuna).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _how_far(out: Path) -> str:
 
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
-def app(cfg: DictConfig) -> None:
+def app(cfg: DictConfig) -> list[float] | None:
     """One job (see the module docstring)."""
     from hydra.types import RunMode
 
@@ -103,8 +104,23 @@ def app(cfg: DictConfig) -> None:
         sys.exit(1)
     if not sweep:
         _finished(cfg, frame, out)
-    elif (warning := _failure_warning(_overall(out))) is not None:
+        return None
+    if (warning := _failure_warning(_overall(out))) is not None:
         _say(f"job {hc.job.num}: {warning}")
+    return objective_values(cfg, out)
+
+
+def objective_values(cfg: DictConfig, out: Path) -> list[float] | None:
+    """A sweep's job returns its ``tune.objectives`` (read from its summary.json), what
+    hydra-optuna-sweeper's ``hydra/sweeper=optuna`` tells Optuna; None when it has none (that
+    sweeper then marks the trial failed). ``hydra/sweeper=tune`` reads them from the job's
+    folder itself, with the reason when there are none (``mtsbench.tune.objectives``)."""
+    from .tune.objectives import TrialFailed, values
+
+    try:
+        return values(out, [str(o) for o in cfg.tune.objectives]) if "tune" in cfg else None
+    except TrialFailed:
+        return None
 
 
 def run_checked(run_dir: Path | None) -> None:

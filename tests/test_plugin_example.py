@@ -160,6 +160,20 @@ def test_an_installed_plugin_is_found_through_its_entry_point(installed_plugin, 
                        env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (sweep / "0" / "metrics.csv").is_file() and (sweep / "1" / "metrics.csv").is_file()
+    # and its own tuning study (docs/tuning.md): the plug-in's experiment searches the plug-in's parameter
+    study = tmp_path / "study"
+    r = subprocess.run([*cli_exe(), "run", "-m", "experiment=recency_frontier", "scenarios=[milk_allergy]",
+                        "hydra.sweeper.n_trials=2", f"hydra.sweep.dir={study}"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    trials = pd.read_csv(study / "trials.csv")
+    assert list(trials["state"]) == ["complete", "complete"], trials.to_dict("records")
+    assert all(p.startswith("system.limit=") and 1 <= int(p.partition("=")[2]) <= 1000 for p in trials["params"])
+    bad = subprocess.run([*cli_exe(), "run", "-m", "experiment=recency_frontier", "scenarios=[milk_allergy]",
+                          "system.limt=range(1,5)", f"hydra.sweep.dir={tmp_path / 'x'}"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert bad.returncode == 2 and "did you mean 'system.limit'" in bad.stderr, bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
 
 def cli_exe() -> list[str]:

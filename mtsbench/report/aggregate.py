@@ -1,7 +1,8 @@
 """``mtsbench report DIR``: summary.csv, figures and report.md of a run or sweep directory.
 
 Reads only result files (summary.json, metrics.csv, timelines.parquet, .hydra/overrides.yaml,
-failure.json). A sweep's report has the summary table, the recall-against-cost plots with
+failure.json). A tuning study's folder (``study.json``, ``hydra/sweeper=tune``) gets the study's
+report instead (``mtsbench.tune.report``: both fronts, the trials, parameter importances). A sweep's report has the summary table, the recall-against-cost plots with
 their Pareto frontier, the pass matrix and the attention timelines; a single run keeps
 its own report (``report.markdown``) with the figures added. A ``notes.md`` beside the
 report (what the numbers show, written by hand) is put at the top of a sweep's report.
@@ -87,6 +88,12 @@ def write(src: Path, out: Path | None = None) -> Path:
     ``src`` into ``out`` (default: ``src``); returns the report's path."""
     src = Path(src)
     out = Path(out) if out is not None else src
+    if (src / "study.json").is_file():          # a tuning study's folder (hydra/sweeper=tune): its own report
+        from ..tune.report import write as write_study
+
+        path = write_study(src, out)
+        html.write(path, out / "report.html")
+        return path
     jobs = find_jobs(src)
     out.mkdir(parents=True, exist_ok=True)
     groups = configs(jobs)
@@ -224,6 +231,11 @@ def _frontier_lines(summary: pd.DataFrame) -> list[str]:
 
 def describe(path: Path) -> str:
     """A one-line account of what was written (for the command's output)."""
+    if (path.parent / "trials.csv").is_file() and not (path.parent / "summary.csv").is_file():
+        trials = pd.read_csv(path.parent / "trials.csv")
+        states = trials["state"].value_counts().to_dict()
+        return (f"{path} (a tuning study: {len(trials)} trials, "
+                + ", ".join(f"{n} {s}" for s, n in sorted(states.items())) + ") and report.html")
     summary = pd.read_csv(path.parent / "summary.csv", dtype={"jobs": str})
     n_jobs = sum(len(str(j).split()) for j in summary["jobs"]) if "jobs" in summary else len(summary)
     n_failed = int((summary["status"] != "ok").sum())

@@ -1,0 +1,1 @@
+"""mtsbench's sweeper plugin: ``hydra/sweeper=tune``, a tuning study (Hydra instantiates sweepers from the ``hydra_plugins`` namespace only)."""
