@@ -28,7 +28,7 @@ def plan(tmp_path: Path, targets: str, tune: list[str], sizes: list) -> Path:
         "common": ["evaluation.recall_at_tokens=[256,512,1024,2048,4096,8192]"], "warm": ["flat_exact"],
         "runs": [{"name": "flat_exact", "table": "systems", "overrides": ["preset=flat_rag", *common]},
                  {"name": "mts", "table": "systems", "overrides": common},
-                 {"name": "ablate_arousal", "table": "ablation", "base": "mts", "sizes": ["all"],
+                 {"name": "ablate_arousal", "table": "ablation", "base": "mts", "sizes": [sizes[-1]],
                   "overrides": [*common, "ablate=arousal"]}]}))
     return path
 

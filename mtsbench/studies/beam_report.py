@@ -14,7 +14,8 @@ per run, size and scope (all targets; the held-out half, the targets not in ``tu
   measure) and index distance computations (exact scans, graph queries, graph inserts'
   estimates: what an approximate index really spends); LLM tokens; wall milliseconds per
   target turn (its own steps' wall time, probes included, not the haystack's);
-- the haystack's own cost: memories held, wall time, peak RSS.
+- the haystack's own cost: memories held, wall time, peak RSS, and memory per message: the
+  growth of the peak RSS from the smallest size to this one over the messages between.
 
 Ablations are paired with their ``base`` run per probe (same chat, size and question).
 """
@@ -109,6 +110,9 @@ def measure(saved: Saved, size: int, chats: set[str]) -> dict:
     out["memories_before"] = entry["memories"] if entry else None
     out["haystack_wall_s"] = entry["wall_s"] if entry else None
     out["max_rss_mb"] = entry["max_rss_mb"] if entry else None
+    first = saved.haystack["sizes"][0]
+    out["kb_per_message"] = (1024 * (entry["max_rss_mb"] - first["max_rss_mb"]) / (size - first["messages"])
+                             if entry and size > first["messages"] else None)
     return out
 
 

@@ -24,7 +24,7 @@ def size_table(table: pd.DataFrame, kind: str, scope: str) -> list[str]:
     """One row per run of table ``kind`` and haystack size."""
     head = ["run", "haystack (messages)", "probes", "R@10", f"R@{HEADLINE}t (95% CI)", "R@4096t", f"sR@{HEADLINE}t",
             f"all@{HEADLINE}t", f"chance R@{HEADLINE}t", "work / turn (scored)", "distances / turn", "ms / turn",
-            "memories held", "haystack wall (s)", "peak RSS (MB)"]
+            "memories held", "haystack wall (s)", "peak RSS (MB)", "KB / message"]
     rows = []
     for r in table[(table["table"] == kind) & (table["scope"] == scope)].sort_values(["run", "size"]).to_dict("records"):
         rows.append([f"`{r['run']}`", _n(r["size"]), _n(r["probes"]), _p(r["recall@10"]),
@@ -32,7 +32,7 @@ def size_table(table: pd.DataFrame, kind: str, scope: str) -> list[str]:
                      _p(r[f"session_recall@{HEADLINE}t"]), _p(r[f"recall_all@{HEADLINE}t"]),
                      _p(r[f"chance_recall@{HEADLINE}t"]), _n(r["work_per_turn"]), _n(r["distances_per_turn"]),
                      _n(r["ms_per_turn"], 1), _n(r["memories_before"]), _n(r["haystack_wall_s"]),
-                     _n(r["max_rss_mb"])])
+                     _n(r["max_rss_mb"]), _n(r["kb_per_message"], 1)])
     return _table(head, rows)
 
 

@@ -8,6 +8,7 @@ drafts always give byte-identical files (no clock, no dict-order surprises).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,8 +44,33 @@ class Draft:
         self.steps.append(step)
 
 
+_FAST_DUMPER = getattr(yaml, "CSafeDumper", None)      # libyaml's emitter, when PyYAML was built with it
+_ESCAPED_APART = re.compile("[\x85\U00010000-\U0010ffff]")
+
+
+def _texts(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _texts(k)
+            yield from _texts(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _texts(v)
+
+
 def _dump(value) -> str:
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=1 << 30, default_flow_style=None)
+    """``value`` as YAML (block style for mappings holding lists or mappings, flow otherwise;
+    no line folding). libyaml's emitter writes it about 30 times faster than PyYAML's own, and
+    the same bytes except for two kinds of character, which it escapes and PyYAML keeps: NEL
+    (U+0085) and those beyond U+FFFF (an emoji) -- found by comparing the two on every
+    character of the BMP in four contexts and on some 56,000 imported steps. A value holding
+    one of them is written by PyYAML's emitter, the reference."""
+    options = dict(sort_keys=False, allow_unicode=True, width=1 << 30, default_flow_style=None)
+    if _FAST_DUMPER is not None and not any(_ESCAPED_APART.search(t) for t in _texts(value)):
+        return yaml.dump(value, Dumper=_FAST_DUMPER, **options)
+    return yaml.safe_dump(value, **options)
 
 
 def render(draft: Draft) -> str:
