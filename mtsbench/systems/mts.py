@@ -56,7 +56,7 @@ class MtsSystem:
         schedule = Schedule(**(self.agent or {}))
         self.memory_ = Memory(part("embedder"), attention, retriever, part("tiers"), part("depth"),
                               part("arousal"), index=_plain(self.index),
-                              incremental_rebalance=schedule.incremental_rebalance)
+                              incremental_rebalance=schedule.incremental_rebalance, language=context.language)
         start = context.start
         self.events_ = EventTracker(part("events"))
         self.agent_ = MemoryAgent(self.memory_, part("llm"), part("attention"), part("summarize"),
