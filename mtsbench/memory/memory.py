@@ -147,13 +147,16 @@ class Memory:
         aroused = self.arouse(ids)
         self._promote(np.union1d(ids, aroused))
 
-    def attend(self, i: int) -> None:
+    def attend(self, i: int, sources: tuple[str, ...] = ()) -> None:
         """Memory ``i`` was just perceived and is in focus: when the arousal policy says
         ``perceived``, its field is aroused in every tier (``arouse``) and what rose is
-        promoted at once. Not a recall: ``i`` itself gains nothing."""
+        promoted at once. Not a recall: ``i`` itself gains nothing, and neither do the
+        memories of ``sources`` (the steps a summary or an event was made from: its content,
+        not its field, as labelling does not associate them)."""
         if not getattr(self.arousal, "perceived", False):
             return
-        aroused = self.arouse(np.array([i], dtype=np.int64))
+        content = np.array([self.store.by_step[s] for s in sources if s in self.store.by_step], dtype=np.int64)
+        aroused = self.arouse(np.array([i], dtype=np.int64), exclude=content)
         if len(aroused):
             self._promote(aroused)
 
@@ -192,7 +195,7 @@ class Memory:
         dead = (ids >= 0) & ~self.store.alive[np.maximum(ids, 0)]
         return ids, np.where(dead, -np.inf, sims), int(sum(len(r[0]) for r in rows))
 
-    def arouse(self, sources: np.ndarray) -> np.ndarray:
+    def arouse(self, sources: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
         """Raise the short-term attention of each source's neighbours, in every tier.
 
         One batched query answers all the sources over all tiers (``index.query_all``);
@@ -202,7 +205,7 @@ class Memory:
         for all the sources, no loop over them. With ``index.arousal=links`` the candidates are the
         source's links (``link``: its labelling's associations and the memories that
         associated it), read with no distance computed; each entry read counts as one
-        memory scored. Returns the aroused ids.
+        memory scored. ``exclude``: memories that gain nothing. Returns the aroused ids.
         """
         n = self.arousal.neighbors
         if n <= 0 or not len(sources):
@@ -212,7 +215,10 @@ class Memory:
         else:
             ids, sims, per_source = self.index.query_all(self.store.vectors[sources], n + 1)
             scored = per_source * len(sources)
-        sims = np.where((ids == sources[:, None]) | (ids < 0), -np.inf, sims)
+        skip = (ids == sources[:, None]) | (ids < 0)
+        if exclude is not None and len(exclude):
+            skip |= np.isin(ids, exclude)
+        sims = np.where(skip, -np.inf, sims)
         order = top_per_row(sims, min(n, sims.shape[1]))
         mean, sd = self.chance()
         gain = self.arousal.amounts((np.take_along_axis(sims, order, axis=1) - mean) / sd)

@@ -39,5 +39,5 @@ class Perception:
         m.link(i, labelled.associated, labelled.relevance)
         if self.labeller.boost:
             m.recall(labelled.associated, why="association")
-        m.attend(i)
+        m.attend(i, item.sources)
         return i, labelled
