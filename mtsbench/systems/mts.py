@@ -37,6 +37,8 @@ class Schedule:
 class MtsSystem:
     """The seed design, built per scenario from its config nodes (kept as given)."""
 
+    labels = True         # every observed item is labelled (mtsbench.systems.base)
+
     def __init__(self, embedder, llm, dual, long_decay, short_decay, attention, retrieval, tiers, depth, arousal,
                  events, belief, accumulate, conflict, summarize, consolidation, inference, index=None, agent=None,
                  preload=None, motivation=None):
