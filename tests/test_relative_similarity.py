@@ -130,3 +130,17 @@ def test_the_retrieval_score_reads_a_cosine_against_the_chance_level():
     assert np.allclose(search.scored_cosine(c, hashing), c, atol=0.04)
     assert search.scored_cosine(np.array([0.80, 0.85]), (0.794, 0.026)) == pytest.approx([0.0115, 0.1077], abs=1e-3)
     assert TieredSearch(relevance_sd=None).scored_cosine(c, (0.794, 0.026)) is c
+
+
+
+def test_a_summary_does_not_arouse_the_turns_it_is_made_of():
+    """A derived item's sources are its content, not its field (labelling does not associate
+    them either): perceiving the summary of two garden turns arouses neither of them."""
+    m = small_memory(perceived=True)
+    see = Perception(m, CommonSense(), MockLLM())
+    see(Item("I pruned the roses in the garden this morning.", "say", "roses"), "turn", ("roses",))
+    see(Item("I planted tulips in the garden this morning.", "say", "tulips"), "turn", ("tulips",))
+    m.trace.clear()
+    see(Item("The user pruned the roses and planted tulips in the garden.", "summary", "sum",
+             sources=("roses", "tulips")), "summary", ("roses", "tulips"))
+    assert [e for e in m.trace if e["event"] == "aroused"] == []
