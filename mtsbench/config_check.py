@@ -25,6 +25,7 @@ from .params import ParamError, check_args, parameters
 # config nodes without a _target_, and the options class each is read into
 NODES = {
     "preload": "mtsbench.preload.PreloadSpec",
+    "haystack": "mtsbench.haystack.HaystackOptions",
     "generate": "mtsbench.scenario.generate.GenerateSpec",
     "index": "mtsbench.memory.memory.IndexOptions",
     "evaluation": "mtsbench.run_options.Evaluation",

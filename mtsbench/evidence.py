@@ -19,8 +19,21 @@ credit, scored against |E| steps drawn at random from the steps observed before 
 many distinct turns finds random evidence too.
 
 and, with sessions S_1..S_m (``recall_sessions``), ``session_recall@d`` = the share of
-sessions with at least one step found among the top d. A ranking shorter than d (the
-search scored fewer memories) simply finds nothing below its end.
+sessions with at least one step found among the top d (and ``session_recall@Bt`` within a
+budget). A ranking shorter than d (the search scored fewer memories) simply finds nothing
+below its end.
+
+**Any and all evidence** (earned credit, at every depth and budget): ``recall_any@c`` = 1
+if some evidence step is found within the cut-off c, else 0; ``recall_all@c`` = 1 if every
+one is (a question that needs both of two statements, or every event of an ordering).
+
+**Evidence roles** (``expect.recall_roles``: role -> steps, in the data set's order, e.g.
+BEAM's ``original_info`` then ``updated_info``): with rank(R) the best rank of a role's
+steps and c the memories a budget keeps, ``later_above@Bt`` = 1 if rank(last role) <
+rank(first role), 0.5 on a tie (one memory holds both), 0 otherwise — defined only when
+both are within c (else empty): does the updated statement rank above the stale one when
+an answerer sees both? ``later_wins@Bt`` is the unconditional view: 1 if the last role is
+within c and above the first or the first is not within c (0.5 on a tie), else 0.
 
 **Recall at a context budget** B tokens (``recall@Bt``, ``evaluation.recall_at_tokens``,
 default 256, 512, 1024, 2048) compares systems at equal context instead of equal k: walk
@@ -129,9 +142,23 @@ def columns(depths: tuple[int, ...], budgets: tuple[int, ...] = ()) -> list[str]
     """The metrics.csv columns this module fills on probe rows."""
     cut = cut_columns(depths, budgets)
     return ["category", "abstain", *(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
-            *(f"recall@{b}t" for b in budgets), *(f"prov_{c}" for c in cut),
+            *(f"recall@{b}t" for b in budgets), *view_columns(depths, budgets), *(f"prov_{c}" for c in cut),
             *(f"prov_session_recall@{d}" for d in depths), *(f"chance_{c}" for c in cut),
             *(["abstain_score", "top_relevance"] if depths else [])]
+
+
+def view_columns(depths, budgets=()) -> list[str]:
+    """The earned-credit views beside recall: any and all evidence at every cut-off, session
+    recall at every budget, and the evidence roles' order at every budget.
+
+    >>> view_columns((5,), (100,))
+    ['recall_any@5', 'recall_all@5', 'recall_any@100t', 'recall_all@100t', 'session_recall@100t', 'later_above@100t', 'later_wins@100t']
+    """
+    names = [n for d in depths for n in (f"recall_any@{d}", f"recall_all@{d}")]
+    for b in budgets:
+        names += [f"recall_any@{b}t", f"recall_all@{b}t", f"session_recall@{b}t", f"later_above@{b}t",
+                  f"later_wins@{b}t"]
+    return names
 
 
 def within_budget(tokens: list[int], budget: int) -> int:
@@ -195,21 +222,70 @@ def chance_recall(ranked: list[tuple[str, ...]], pool: tuple[str, ...], n: int, 
     return [float(np.mean(got <= c)) for c in cutoffs]
 
 
+def later_above(first: int | None, later: int | None, cut: int) -> float | None:
+    """Whether the later role's best rank is above the first role's, both within ``cut``:
+    1, 0, 0.5 for a tie (one memory holds both), None unless both are within ``cut``.
+
+    >>> later_above(4, 2, 5), later_above(2, 4, 5), later_above(3, 3, 5), later_above(None, 2, 5), later_above(2, 7, 5)
+    (1.0, 0.0, 0.5, None, None)
+    """
+    if first is None or later is None or first > cut or later > cut:
+        return None
+    return 1.0 if later < first else 0.5 if later == first else 0.0
+
+
+def later_wins(first: int | None, later: int | None, cut: int) -> float:
+    """Whether the later role is within ``cut`` and above the first (or the first is not
+    within ``cut``): 1, 0, 0.5 for a tie.
+
+    >>> later_wins(None, 2, 5), later_wins(9, 2, 5), later_wins(4, 2, 5), later_wins(2, 4, 5), later_wins(2, None, 5)
+    (1.0, 1.0, 1.0, 0.0, 0.0)
+    """
+    if later is None or later > cut:
+        return 0.0
+    if first is None or first > cut:
+        return 1.0
+    return 1.0 if later < first else 0.5 if later == first else 0.0
+
+
+def _best(ranks: dict[str, int | None], steps) -> int | None:
+    return min((ranks[s] for s in steps if ranks.get(s) is not None), default=None)
+
+
 def _recall_fields(step, ranked: list[tuple[str, ...]] | None, depths, kept: list[int], budgets,
                    prefix: str) -> dict:
-    """recall@d, session_recall@d and recall@Bt of one crediting of the ranking (None: unknown)."""
+    """recall@d, session_recall@d and recall@Bt of one crediting of the ranking (None: unknown);
+    for earned credit (``prefix`` "") also the any/all views, session recall at each budget and,
+    with evidence roles, ``later_above@Bt`` and ``later_wins@Bt`` (module docstring)."""
     ranks = None if ranked is None else first_ranks(ranked, step.expect.recall)
     sessions = step.expect.recall_sessions
     session_ranks = []
     if sessions and ranked is not None:
         every = first_ranks(ranked, tuple(s for _, group in sessions for s in group))
-        session_ranks = [min((every[s] for s in group if every[s] is not None), default=None) for _, group in sessions]
+        session_ranks = [_best(every, group) for _, group in sessions]
+    roles = step.expect.recall_roles if ranks and len(step.expect.recall_roles) >= 2 else ()
+    role_ranks = [_best(ranks, steps) for _, steps in roles]
+    values = list(ranks.values()) if ranks else []
+
+    def share(found: list, cut: int) -> float | None:
+        return round(recall_at(found, cut), 4) if found else None
+
     out: dict = {}
     for d in depths:
-        out[f"{prefix}recall@{d}"] = round(recall_at(list(ranks.values()), d), 4) if ranks else None
-        out[f"{prefix}session_recall@{d}"] = round(recall_at(session_ranks, d), 4) if session_ranks else None
+        out[f"{prefix}recall@{d}"] = share(values, d)
+        out[f"{prefix}session_recall@{d}"] = share(session_ranks, d)
     for b, n in zip(budgets, kept):
-        out[f"{prefix}recall@{b}t"] = round(recall_at(list(ranks.values()), n), 4) if ranks else None
+        out[f"{prefix}recall@{b}t"] = share(values, n)
+    if prefix:
+        return out
+    for name, cut in [(str(d), d) for d in depths] + [(f"{b}t", n) for b, n in zip(budgets, kept)]:
+        found = share(values, cut)
+        out[f"recall_any@{name}"] = None if found is None else float(found > 0)
+        out[f"recall_all@{name}"] = None if found is None else float(found == 1)
+    for b, n in zip(budgets, kept):
+        out[f"session_recall@{b}t"] = share(session_ranks, n)
+        out[f"later_above@{b}t"] = later_above(role_ranks[0], role_ranks[-1], n) if roles else None
+        out[f"later_wins@{b}t"] = later_wins(role_ranks[0], role_ranks[-1], n) if roles else None
     return out
 
 
@@ -271,7 +347,7 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ..
     out = {"probes": int(len(probes)), "with_evidence": int(has.sum()), "abstain": int(abstain.sum()),
            "false_recall": false_recall(probes, threshold), "scored": _mean(probes["scored"])}
     names = [*(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
-             *(f"recall@{b}t" for b in budgets)]
+             *(f"recall@{b}t" for b in budgets), *view_columns(depths, budgets)]
     cut = cut_columns(depths, budgets)
     for c in [*names, *(f"prov_{c}" for c in cut), *(f"prov_session_recall@{d}" for d in depths),
               *(f"chance_{c}" for c in cut)]:

@@ -21,6 +21,7 @@ them with ``status: failed``; either way the exception then goes on to the calle
 from __future__ import annotations
 
 import functools
+import json
 import os
 import time
 from collections.abc import Callable
@@ -35,10 +36,12 @@ from . import evidence
 from .config import scenario_list
 from .errors import Interrupted, one_line, signal_name
 from .evaluate import scenario_rows
+from .haystack import Haystack, HaystackOptions, since
 from .outputs import finish_run
 from .answer import Answering, answer_step
 from .credit import EARNED_SHARE, EvidenceCredit
 from .params import build
+from .processes.meter import INDEX_KEYS
 from .results import Recorder
 from .run_options import ProbeOptions
 from .scenario.catalog import resolve
@@ -46,6 +49,7 @@ from .scenario.generate import generated_paths
 from .scenario.loader import load_scenario
 from .scenario.model import OBSERVED_KINDS, RUNNING, EventCountCheck, Scenario
 from .progress import StepLog, step_bar
+from .atomic import write_atomic
 from .stream import TIMELINES, TRACE, RunWriter
 from .systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from .timelines import Timeline
@@ -104,32 +108,39 @@ CHUNK_ROWS = 65_536     # a long scenario's trace events and timeline rows leave
 
 
 def run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None = None,
-                 sink: Callable[[str, list[dict]], None] | None = None) -> ScenarioRun:
+                 sink: Callable[[str, list[dict]], None] | None = None, system: MemorySystem | None = None,
+                 baseline: Totals | None = None) -> ScenarioRun:
     """Replay one scenario against a fresh system; ``progress`` logs the phases and counts steps.
 
     ``sink(stream, rows)``, if given, takes the trace events (``stream.TRACE``; from a system
     with ``take_trace``) and timeline rows (``stream.TIMELINES``) as they pass ``CHUNK_ROWS``,
     so a long scenario's memory stays bounded; the ``ScenarioRun`` then holds the rest. Its
-    trace events have no ``scenario`` field (the scenario is the run's)."""
+    trace events have no ``scenario`` field (the scenario is the run's).
+
+    ``system``: an already started system to continue instead of a fresh one (a lifetime
+    haystack's copy, ``mtsbench.haystack``); ``baseline``: its totals when it was handed
+    over, so the scenario's totals count its own steps only."""
     token = RUNNING.set(scenario)
     try:
-        return _run_scenario(cfg, scenario, progress, sink)
+        return _run_scenario(cfg, scenario, progress, sink, system, baseline)
     finally:
         RUNNING.reset(token)
 
 
 def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
-                  sink: Callable[[str, list[dict]], None] | None) -> ScenarioRun:
+                  sink: Callable[[str, list[dict]], None] | None, system: MemorySystem | None = None,
+                  baseline: Totals | None = None) -> ScenarioRun:
     scenario = at_motivation(scenario, ProbeOptions(**(OmegaConf.select(cfg, "probes") or {})).motivation)
     started = time.perf_counter()
-    if progress is not None:
-        memories = OmegaConf.select(cfg, "preload.memories", default=0) or 0
-        progress.phase(f"scenario {scenario.id}: building the system"
-                       + (f", pre-loading {memories:,} memories" if memories else ""))
-    system = build_system(cfg, scenario)
-    if progress is not None:
-        progress.phase(f"scenario {scenario.id}: built in {time.perf_counter() - started:.1f} s; "
-                       f"{len(scenario.steps):,} steps")
+    if system is None:
+        if progress is not None:
+            memories = OmegaConf.select(cfg, "preload.memories", default=0) or 0
+            progress.phase(f"scenario {scenario.id}: building the system"
+                           + (f", pre-loading {memories:,} memories" if memories else ""))
+        system = build_system(cfg, scenario)
+        if progress is not None:
+            progress.phase(f"scenario {scenario.id}: built in {time.perf_counter() - started:.1f} s; "
+                           f"{len(scenario.steps):,} steps")
     depth = evidence.rank_depth_of(cfg)
     workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
@@ -194,6 +205,8 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
     read_events(list(waiting))            # never summarized (summarization off): judged as they are
     read_counts(None)
     totals = system.totals()
+    if baseline is not None:
+        totals = replace(totals, llm=since(totals.llm, baseline.llm), processes=since(totals.processes, baseline.processes))
     return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows,
                        evidence.depths_of(cfg), evidence.budgets_of(cfg))
 
@@ -237,17 +250,29 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
     out_dir = Path(out_dir)
     scenarios = load_all(cfg, out_dir)
     meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {}}
-    writer = RunWriter(out_dir, meta, [s.id for s in scenarios])
+    options = HaystackOptions.from_config(OmegaConf.select(cfg, "haystack"))
+    hay = Haystack.build([load_scenario(p) for p in resolve(scenario_list(options.sources))], scenarios, options) \
+        if options.active else None
+    planned = [f"{s.id}_h{n}" for n in hay.sizes for s in scenarios] if hay else [s.id for s in scenarios]
+    writer = RunWriter(out_dir, meta, planned)
     current = None
     try:
-        total = sum(len(s.steps) for s in scenarios)
+        total = sum(len(s.steps) for s in scenarios) * (len(hay.sizes) if hay else 1) + \
+            (hay.cut(hay.sizes[-1]) if hay else 0)
         with step_bar(total, progress, unit="step", leave=False) as bar:
             steps = StepLog(total, bar=bar)
-            for current in scenarios:
-                bar.set_description(current.id)
-                r = run_scenario(cfg, current, steps, functools.partial(writer.stream, current.id))
+
+            def finished(r: ScenarioRun, **info) -> None:
                 writer.add(r, {"path": _saved_path(r.scenario.path, out_dir), "llm": r.totals.llm,
-                               "processes": r.totals.processes, "memories": r.totals.memories})
+                               "processes": r.totals.processes, "memories": r.totals.memories, **info})
+            if hay is None:
+                for current in scenarios:
+                    bar.set_description(current.id)
+                    finished(run_scenario(cfg, current, steps, functools.partial(writer.stream, current.id)))
+            else:
+                for current, size, run_ in _after_haystack(cfg, hay, scenarios, steps, writer, out_dir):
+                    bar.set_description(current.id)
+                    finished(run_, haystack=size)
             current = None
     except (KeyboardInterrupt, Interrupted) as stop:
         _stopped(writer, "interrupted", {"signal": signal_name(stop), "scenario": current and current.id})
@@ -256,6 +281,72 @@ def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -
         _stopped(writer, "failed", {"error": one_line(e), "scenario": current and current.id})
         raise
     return finish_run(writer, "complete")
+
+
+def _after_haystack(cfg: DictConfig, hay: Haystack, targets: list[Scenario], progress: StepLog,
+                    writer: RunWriter, out_dir: Path):
+    """Drive the haystack through one system and, at each size, run every target on a copy
+    of it (``mtsbench.haystack``); yields (placed target, size, its ScenarioRun) as each finishes
+    and writes ``haystack.json`` (what the haystack cost up to each size) as it goes."""
+    import copy
+
+    system = build(cfg.system, "system")
+    language = targets[0].language if targets else "en"
+    system.start(Context("haystack", language, hay.start,
+                         hay.texts + tuple(s.text for t in targets for s in t.steps if s.text)))
+    depth = evidence.rank_depth_of(cfg)
+    workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
+    rec = Recorder("haystack")
+    discard = getattr(system, "take_trace", None)
+    report: dict = {"order": list(hay.order), "steps": len(hay.steps), "gap_s": hay.gap, "sizes": []}
+    started, done = time.perf_counter(), 0
+    token = RUNNING.set(Scenario("haystack", "haystack", language, hay.start, (), hay.steps))
+    try:
+        for size in hay.sizes:
+            stop = hay.cut(size)
+            for step in hay.steps[done:stop]:
+                outcome = drive(system, step, depth)
+                rec.step(step, outcome)
+                query = workload.reply(step, outcome)
+                if query is not None:
+                    rec.step(step, system.retrieve(query), "reply")
+                rec.rows[-2 if query is not None else -1:] = [{k: r[k] for k in COST_KEPT} for r in
+                                                              rec.rows[-2 if query is not None else -1:]]
+                if discard is not None:
+                    discard(CHUNK_ROWS)
+                progress.update(1)
+            done = stop
+            totals = system.totals()
+            report["sizes"].append(_haystack_size(size, stop, time.perf_counter() - started, rec, totals))
+            write_atomic(out_dir / HAYSTACK, json.dumps(report, indent=1).encode())
+            night = hay.night_before(stop)
+            if discard is not None:
+                discard(0)
+            for target in targets:
+                fork = copy.deepcopy(system)
+                fork.idle(Idle(night.id, night.at, night.duration))
+                if discard is not None:
+                    fork.take_trace(0)
+                placed = hay.place(target, night.end, size)
+                yield placed, size, run_scenario(cfg, placed, progress, functools.partial(writer.stream, placed.id),
+                                                 system=fork, baseline=fork.totals())
+    finally:
+        RUNNING.reset(token)
+
+
+HAYSTACK = "haystack.json"
+COST_KEPT = ("record", "kind", "scored", "association_scored", "arousal_scored", "index_queries", *INDEX_KEYS)
+
+
+def _haystack_size(size: int, steps: int, wall: float, rec: Recorder, totals: Totals) -> dict:
+    """``haystack.json``'s entry for one size: what the haystack's first ``steps`` steps cost."""
+    import resource
+
+    from .outputs import cost_block
+
+    cost = cost_block(pd.DataFrame(rec.rows), totals.processes, totals.llm) if rec.rows else None
+    return {"messages": size, "steps": steps, "wall_s": round(wall, 3), "memories": totals.memories,
+            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), "cost": cost}
 
 
 def _stopped(writer: RunWriter, status: str, stopped: dict) -> None:

@@ -55,7 +55,7 @@ def test_steps_outside_the_scenario_and_steps_without_content():
 
 
 def _probe(recall):
-    expect = SimpleNamespace(recall=tuple(recall), recall_sessions=())
+    expect = SimpleNamespace(recall=tuple(recall), recall_sessions=(), recall_roles=())
     return SimpleNamespace(category="single-hop", abstain=False, expect=expect)
 
 

@@ -21,9 +21,9 @@ from mtsbench.stream import trace_events
 DEPTHS = (5, 10, 25, 50)
 
 
-def probe(recall=(), sessions=(), category=None, abstain=False):
+def probe(recall=(), sessions=(), category=None, abstain=False, roles=()):
     return Step(9, "q", 0.0, "probe", "?", category=category, abstain=abstain,
-                expect=Expect(recall=tuple(recall), recall_sessions=tuple(sessions)))
+                expect=Expect(recall=tuple(recall), recall_sessions=tuple(sessions), recall_roles=tuple(roles)))
 
 
 def test_probe_fields_by_hand():
@@ -37,6 +37,28 @@ def test_probe_fields_by_hand():
     # session ranks: s1 -> 23 (d), s2 -> 2, s3 -> never
     assert [got[f"session_recall@{d}"] for d in DEPTHS] == [0.3333, 0.3333, 0.6667, 0.6667]
     assert (got["category"], got["abstain"]) == ("multi-hop", None)
+
+
+def test_any_all_and_roles_by_hand():
+    # ranks: old statement 'o' at 1 and 4, update 'u' at 3; tokens 100 each: 256t keeps 2, 512t keeps 5
+    provenance = [("o",), ("x",), ("u",), ("o2",), ("y",)]
+    step = probe(recall=("o", "o2", "u"), roles=(("original_info", ("o", "o2")), ("updated_info", ("u",))),
+                 sessions=(("b1", ("o", "x")), ("b2", ("u", "y"))))
+    got = evidence.probe_fields(step, provenance, (1, 3), tokens=[100] * 5, budgets=(256, 512), earned=provenance)
+    assert [got[f"recall@{c}"] for c in ("1", "3", "256t", "512t")] == [0.3333, 0.6667, 0.3333, 1.0]
+    assert [got[f"recall_any@{c}"] for c in ("1", "3", "256t", "512t")] == [1.0, 1.0, 1.0, 1.0]
+    assert [got[f"recall_all@{c}"] for c in ("1", "3", "256t", "512t")] == [0.0, 0.0, 0.0, 1.0]
+    assert (got["session_recall@256t"], got["session_recall@512t"]) == (0.5, 1.0)
+    # 256t: the update (rank 3) is not kept: no order to judge; the stale one wins the unconditional view
+    assert (got["later_above@256t"], got["later_wins@256t"]) == (None, 0.0)
+    # 512t: both kept, the stale statement's best rank (1) is above the update's (3)
+    assert (got["later_above@512t"], got["later_wins@512t"]) == (0.0, 0.0)
+    flipped = probe(recall=("o", "u"), roles=(("original_info", ("o",)), ("updated_info", ("u",))))
+    got = evidence.probe_fields(flipped, [("u",), ("o",)], (1,), tokens=[100, 100], budgets=(150, 512),
+                                earned=[("u",), ("o",)])
+    assert (got["later_above@150t"], got["later_wins@150t"], got["later_above@512t"]) == (None, 1.0, 1.0)
+    plain = evidence.probe_fields(probe(recall=("o",)), [("o",)], (1,), tokens=[10], budgets=(512,), earned=[("o",)])
+    assert plain["later_above@512t"] is None and plain["recall_all@512t"] == 1.0
 
 
 def test_abstaining_probe_and_probe_without_evidence_have_no_recall():

@@ -12,6 +12,7 @@ from mtsbench.stream import trace_events
 DATA = Path(__file__).parent / "data" / "import"
 LOCOMO = DATA / "locomo_small.json"
 LME = DATA / "longmemeval_small.json"
+CORRECTIONS = DATA / "locomo_corrections.json"
 
 
 def imported(cli, tmp_path, fmt, source, *extra, out="out"):
@@ -61,6 +62,40 @@ def test_locomo_turns_sessions_and_questions(cli, tmp_path):
     late = scenarios["locomo_conv_2"]
     assert [x.id for x in late.steps if x.kind == "say"] == ["D1:1", "D1:2", "D2:1", "D3:1"]
     assert late.step_by_id("D3:1").at == late.step_by_id("D2:1").at + 60   # dated before session 2: right after it
+
+
+def test_locomo_session_recall_names_every_turn_of_each_evidence_session(cli, tmp_path):
+    _, scenarios = imported(cli, tmp_path, "locomo", LOCOMO)
+    probes = {x.id: x for x in scenarios["locomo_conv_1"].steps if x.kind == "probe"}
+    assert dict(probes["q4"].expect.recall_sessions) == {"session_2": ("D2:1", "D2:2", "D2:3")}
+    assert [s for s, _ in probes["q2"].expect.recall_sessions] == ["session_1", "session_2", "session_3"]
+    assert probes["q6"].expect.recall_sessions == () and probes["q8"].expect.recall_sessions == ()
+
+
+def test_locomo_citation_corrections(cli, tmp_path):
+    out, fixed = imported(cli, tmp_path, "locomo", LOCOMO, "--corrections", CORRECTIONS, out="fixed")
+    _, plain = imported(cli, tmp_path, "locomo", LOCOMO)
+    lines = [line.strip() for line in out.splitlines()]
+    assert ("citation corrections (locomo_corrections.json): 2 of 4 WRONG_CITATION findings applied; "
+            "1 other findings (answer errors) not applied") in lines
+    assert ("corrections naming no question of the file, or another question (skipped): 2 "
+            "(e.g. locomo_1_qa0, locomo_7_qa3)") in lines
+    probe = {s: {x.id: x for x in fixed[s].steps if x.kind == "probe"} for s in fixed}
+    before = {s: {x.id: x for x in plain[s].steps if x.kind == "probe"} for s in plain}
+    assert probe["locomo_conv_1"]["q1"].expect.recall == ("D1:2", "D1:3")     # numbered from 0, as published
+    assert probe["locomo_conv_1"]["q4"].expect.recall == ("D2:3", "D3:1")     # numbered from 1: found by its text
+    changed = [(s, q) for s in probe for q in probe[s] if probe[s][q].expect != before[s][q].expect]
+    assert changed == [("locomo_conv_1", "q1"), ("locomo_conv_1", "q4")]
+    text = (tmp_path / "fixed" / "locomo_conv_1.yaml").read_text()
+    assert text.count("evidence corrected by the locomo-audit project") == 2
+
+
+def test_locomo_corrections_file_errors_are_one_line(cli, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"error_type": "WRONG_CITATION", "question_id": "q1"}]')
+    done = cli("import", "locomo", LOCOMO, "-o", tmp_path / "o", "--corrections", bad)
+    assert done.returncode == 2 and "bad.json: finding 0: expected question_id" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
 
 
 def test_locomo_options_and_identical_output(cli, tmp_path):
@@ -195,7 +230,8 @@ def test_imported_locomo_runs_and_reports_evidence_recall(cli, tmp_path, preset)
     table = out.splitlines()
     head = next(i for i, line in enumerate(table) if line.startswith("category"))
     assert table[head].split() == ["category", "probes", "evidence", "abstain", "R@5", "R@10", "R@25", "R@50",
-                                   "R@256t", "R@512t", "R@1024t", "R@2048t", "scored"]
+                                   "sR@5", "sR@10", "sR@25", "sR@50", "R@256t", "R@512t", "R@1024t", "R@2048t",
+                                   "scored"]
     assert [line.split()[0] for line in table[head + 1:head + 7]] == [
         "adversarial", "multi-hop", "open-domain", "single-hop", "temporal", "all"]
     ev = summary["overall"]["evidence"]
@@ -229,13 +265,14 @@ def test_an_unknown_format_is_one_line_with_a_hint(cli, tmp_path):
     done = cli("import", "locomo2", tmp_path / "x.json", "-o", tmp_path / "out")
     assert done.returncode == 2
     assert done.stderr.strip() == ("mtsbench: import: unknown format 'locomo2'; did you mean 'locomo'? "
-                                   "(formats: locomo, longmemeval)")
+                                   "(formats: beam, locomo, longmemeval)")
 
 
 # --- --annotations: the data set's own observations and event summaries as hints -----------------------------
 
-# `mtsbench import locomo tests/data/import/locomo_small.json -o DIR`, produced before --annotations existed:
-# without the flag the output stays byte for byte the same (the annotations are not read).
+# `mtsbench import locomo tests/data/import/locomo_small.json -o DIR`, produced before --annotations existed
+# (and given each question's evidence sessions, recall_sessions, since): without the flag the output stays
+# byte for byte the same (the annotations are not read).
 LOCOMO_PLAIN_STDOUT = """{source}: 2 conversations imported
   image captions appended: 2
   sessions: 6
@@ -283,6 +320,8 @@ steps:
   answer: 7 May 2023
   expect:
     recall: ['D1:1']
+    recall_sessions:
+      session_1: ['D1:1', 'D1:2', 'D1:3', 'D1:4']
 # q2 (multi-hop) answer: running, pottery, camping
 - id: q2
   at: '2023-06-10T20:12:00'
@@ -291,6 +330,10 @@ steps:
   answer: running, pottery, camping
   expect:
     recall: ['D1:2', 'D2:1', 'D3:2']
+    recall_sessions:
+      session_1: ['D1:1', 'D1:2', 'D1:3', 'D1:4']
+      session_2: ['D2:1', 'D2:2', 'D2:3']
+      session_3: ['D3:1', 'D3:2']
 # q3 (single-hop) answer: 10
 - id: q3
   at: '2023-06-10T20:13:00'
@@ -299,6 +342,8 @@ steps:
   answer: '10'
   expect:
     recall: ['D1:4']
+    recall_sessions:
+      session_1: ['D1:1', 'D1:2', 'D1:3', 'D1:4']
 # q4 (single-hop) answer: Adoption agencies
 - id: q4
   at: '2023-06-10T20:14:00'
@@ -307,6 +352,8 @@ steps:
   answer: Adoption agencies
   expect:
     recall: ['D2:2']
+    recall_sessions:
+      session_2: ['D2:1', 'D2:2', 'D2:3']
 # q5 (multi-hop) answer: mountains
 - id: q5
   at: '2023-06-10T20:15:00'
@@ -315,6 +362,8 @@ steps:
   answer: mountains
   expect:
     recall: ['D3:2']
+    recall_sessions:
+      session_3: ['D3:1', 'D3:2']
 # q6 (open-domain) answer: Likely yes
 - {id: q6, at: '2023-06-10T20:16:00', probe: 'Would Caroline enjoy a painting class?', category: open-domain, answer: Likely yes}
 # q7 (single-hop) answer: a bowl
@@ -342,6 +391,9 @@ steps:
   answer: a dance studio
   expect:
     recall: ['D1:1', 'D3:1']
+    recall_sessions:
+      session_1: ['D1:1', 'D1:2']
+      session_3: ['D3:1']
 # q2 (multi-hop) answer: she lost her job
 - id: q2
   at: '2023-01-30T14:34:00'
@@ -350,6 +402,8 @@ steps:
   answer: she lost her job
   expect:
     recall: ['D1:2']
+    recall_sessions:
+      session_1: ['D1:1', 'D1:2']
 """}
 
 

@@ -97,6 +97,8 @@ MALFORMED = {
     "category_place": "step 0 (allergy): category: only allowed on probe steps, not on a 'say' step",
     "bad_category": "step 1 (s1): category: expected non-empty text, got ''",
     "bad_abstain": "step 1 (s1): abstain: expected true or false, got 'yes'",
+    "role_not_evidence": "step 2 (s2): expect.recall_roles.original_info: step 'old' is not in expect.recall; "
+                         "expected every step of a role to be evidence too",
     "abstain_recall": "step 1 (s1): expect.recall: an abstaining probe (abstain: true) has no evidence to recall; "
                       "drop one of them",
     "bad_sessions": "step 1 (s1): expect.recall_sessions: expected a mapping {SESSION: [STEP...]}, got ['allergy']",
@@ -168,9 +170,10 @@ def test_full_format_parses_into_typed_objects():
 
 def test_benchmark_probe_fields_parse():
     s = load_scenario(DATA / "valid" / "benchmark_probes.yaml")
-    temporal, adversarial = s.steps[3], s.steps[4]
+    temporal, update, adversarial = s.steps[3], s.steps[4], s.steps[5]
     assert (temporal.category, temporal.abstain, temporal.expect.recall) == ("temporal", False, ("D1:1",))
     assert temporal.expect.recall_sessions == (("session_1", ("D1:1", "D1:2")), ("session_2", ("D2:1",)))
+    assert update.expect.recall_roles == (("original_info", ("D1:1",)), ("updated_info", ("D2:1",)))
     assert (adversarial.category, adversarial.abstain, adversarial.expect) == ("adversarial", True, Expect())
     assert [x.category for x in s.steps[:3]] == [None, None, None]
 

@@ -28,7 +28,8 @@ VALID = sorted((REPO / "scenarios").glob("*.yaml")) + sorted((DATA / "valid").gl
 # malformed files only the loader refuses: YAML itself, and rules across fields, steps or the file name
 LOADER_ONLY = {"bad_yaml", "duplicate_key", "impossible_date", "id_mismatch", "backwards", "before_start",
                "inside_idle", "duplicate_id", "default_id_dup", "unknown_ref", "later_ref", "later_same_as",
-               "self_ref", "idle_ref", "unknown_check_ref", "sessions_ref", "abstain_recall", "min_above_max"}
+               "self_ref", "idle_ref", "unknown_check_ref", "sessions_ref", "abstain_recall", "min_above_max",
+               "role_not_evidence"}
 
 
 class _EditorLoader(yaml.SafeLoader):

@@ -101,6 +101,11 @@ class Bitmap:
         self._fit(max(n - 1, 0))
         return faiss.IDSelectorBitmap(n, faiss.swig_ptr(self.bits))
 
+    def __getstate__(self) -> dict:
+        """A copy (``copy.deepcopy``, pickle) holds the bits only: the cached faiss parameters
+        point at this bitmap's own buffer (and cannot be pickled); the copy builds its own."""
+        return {**self.__dict__, "params_": None}
+
     def params(self, n: int, ef: int):
         """faiss search parameters for a graph of n ids: ``efSearch`` ef, this bitmap's members
         selected. The selector spans the whole buffer (a bit past the graph's ids is never

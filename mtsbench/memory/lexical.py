@@ -154,6 +154,7 @@ class LexicalTiers:
         self.postings_: list[dict[int, _Postings]] = [{} for _ in range(inner.n_tiers)]
         self.valid_ = [0] * inner.n_tiers           # valid postings per tier
         self.total_ = [0] * inner.n_tiers           # all postings per tier (valid + stale)
+        self.stale_terms_: list[set[int]] = [set() for _ in range(inner.n_tiers)]   # lists holding stale postings
         self.lexical_work_ = LexicalWork()
 
     # -- forwarding: this is the tier index --------------------------------------------------
@@ -257,23 +258,34 @@ class LexicalTiers:
         if tier < 0:
             return
         self.filed_[idx], self.filing_[idx] = -1, -1
-        self.valid_[tier] -= len(self.doc_terms_[i][0])
+        terms = self.doc_terms_[i][0]
+        self.valid_[tier] -= len(terms)
+        self.stale_terms_[tier].update(terms.tolist())
         stale = self.total_[tier] - self.valid_[tier]
         if stale > max(self.valid_[tier], self.compact_above):
             self._compact(tier)
 
     def _compact(self, tier: int) -> None:
-        """Rebuild one tier's lists from their valid postings (same order, same filings)."""
-        fresh: dict[int, _Postings] = {}
-        for t, p in self.postings_[tier].items():
-            docs, filings = np.array(p.docs, dtype=np.int64), np.array(p.filings, dtype=np.int64)
+        """Rebuild one tier's lists from their valid postings (same order, same filings). Only
+        the lists a memory left since the last compaction can hold stale postings
+        (``stale_terms_``); the others are kept as they are."""
+        lists = self.postings_[tier]
+        for t in self.stale_terms_[tier]:
+            p = lists.get(t)
+            if p is None:
+                continue
+            docs, filings = np.frombuffer(p.docs, dtype=np.int64), np.frombuffer(p.filings, dtype=np.int64)
             keep = self.filing_[docs] == filings
-            if keep.any():
-                q = fresh[t] = _Postings()
-                q.docs.extend(docs[keep].tolist())
-                q.filings.extend(filings[keep].tolist())
-                q.tfs.extend(np.array(p.tfs, dtype=np.int64)[keep].tolist())
-        self.postings_[tier] = fresh
+            if keep.all():
+                continue
+            if not keep.any():
+                del lists[t]
+                continue
+            q = lists[t] = _Postings()
+            q.docs.frombytes(docs[keep].tobytes())
+            q.filings.frombytes(filings[keep].tobytes())
+            q.tfs.extend(np.array(p.tfs, dtype=np.int64)[keep].tolist())
+        self.stale_terms_[tier] = set()
         self.total_[tier] = self.valid_[tier]
         self.lexical_work_.postings_written += self.valid_[tier]
         self.lexical_work_.compactions += 1

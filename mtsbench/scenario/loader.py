@@ -33,7 +33,8 @@ a check giving both or neither of its key (``key``, ``category``) and its proven
 ``[a-z0-9_]+`` or differs from the file's stem; a language other than en or zh;
 expectations, hints, ``motivation``, ``category`` or ``abstain`` on the wrong step kind;
 ``event`` expecting both or neither of ``same_as`` and ``new``; an abstaining probe
-(``abstain: true``) that also expects ``recall`` or ``recall_sessions``.
+(``abstain: true``) that also expects ``recall``, ``recall_sessions`` or ``recall_roles``;
+a role of ``recall_roles`` naming a step that is not in ``recall``.
 
 Bounds, so that no value overflows the clock, a ``datetime`` or an output column (each a
 one-line error like any other; see ``mtsbench.scenario.times``):
@@ -52,8 +53,9 @@ as malformed, with the usual "expected ..." message, though Python's ``int`` wou
 
 Probe fields for imported benchmarks (optional): ``category`` (text: the group its evidence
 recall is reported under, e.g. ``multi-hop``), ``abstain: true`` (the memory does not hold
-the answer: an adversarial or abstention question, reported but kept out of recall) and
-``expect.recall_sessions`` (``{SESSION: [STEP...]}``: a session counts as found when any
+the answer: an adversarial or abstention question, reported but kept out of recall),
+``expect.recall_roles`` (``{ROLE: [STEP...]}``: the parts of the evidence, each step also in
+``recall``) and ``expect.recall_sessions`` (``{SESSION: [STEP...]}``: a session counts as found when any
 of its steps is among the top k; session recall@k is the share found).
 
 How: the file's structure -- every mapping's keys (unknown ones with a did-you-mean), types,
@@ -379,8 +381,9 @@ def _steps(raw_steps: list, models: list, start: datetime, refs: _Refs) -> tuple
                 expect = Expect() if m.expect is None else _expect(m.expect, refs)
                 hints = Hints() if m.hints is None else _hints(m.hints)
                 if kind == "probe":
-                    if m.abstain and (expect.recall or expect.recall_sessions):
-                        raise _Problem("expect.recall" if expect.recall else "expect.recall_sessions",
+                    if m.abstain and (expect.recall or expect.recall_sessions or expect.recall_roles):
+                        raise _Problem("expect.recall" if expect.recall else "expect.recall_sessions"
+                                       if expect.recall_sessions else "expect.recall_roles",
                                        "an abstaining probe (abstain: true) has no evidence to recall; "
                                        "drop one of them")
                     step = Step(i, sid, at, kind, m.probe, m.motivation, 0.0, hints, expect, (), m.category,
@@ -440,7 +443,13 @@ def _expect(m: sp.ObservedExpect | sp.ProbeExpect, refs: _Refs) -> Expect:
     recall, absent = refs.many("expect.recall", m.recall), refs.many("expect.absent", m.absent)
     sessions = tuple((name, refs.many(f"expect.recall_sessions.{name}", ids))
                      for name, ids in m.recall_sessions.items())
-    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions)
+    roles = tuple((name, refs.many(f"expect.recall_roles.{name}", ids)) for name, ids in m.recall_roles.items())
+    for name, ids in roles:
+        stray = [i for i in ids if i not in recall]
+        if stray:
+            raise _Problem(f"expect.recall_roles.{name}", f"step '{stray[0]}' is not in expect.recall; expected "
+                           "every step of a role to be evidence too")
+    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions, recall_roles=roles)
 
 
 def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:

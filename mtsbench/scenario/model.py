@@ -163,6 +163,7 @@ class Expect:
     absent: tuple[str, ...] = ()
     k: int = 5
     recall_sessions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    recall_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

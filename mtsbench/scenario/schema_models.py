@@ -97,7 +97,7 @@ class ProbeStep(_Step):
     hints: Optional[Hints] = None
     """Accepted, but no system reads a probe's hints."""
     expect: Optional[ProbeExpect] = None
-    """What the probe must find: recall, absent, k, recall_sessions."""
+    """What the probe must find: recall, absent, k, recall_sessions, recall_roles."""
 
 
 class IdleStep(_Step):

@@ -16,7 +16,7 @@ from .schema_base import Strict
 from .schema_types import (Bool, Count, Duration, K, NonNegative, Ref, RefList, RefOrRefs, Salience, Scalar,
                            Sessions, Text, TrueOnly, Unit, fail, list_of)
 
-EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions")
+EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions", "recall_roles")
 
 
 class Fact(Strict):
@@ -130,6 +130,9 @@ class ProbeExpect(Strict):
     """How many memories the probe uses and is judged on (1-10,000)."""
     recall_sessions: Sessions = Field(default_factory=dict)
     """{SESSION: [STEP, ...]}: session recall for imported benchmarks (not pass/fail)."""
+    recall_roles: Sessions = Field(default_factory=dict)
+    """{ROLE: [STEP, ...]}: what each part of the evidence is, in the data set's order (BEAM's original_info
+    then updated_info); every step also in recall; read by later_above@Bt / later_wins@Bt (not pass/fail)."""
 
 
 class NoExpect(Strict):

@@ -80,6 +80,17 @@ class Saved:
         m = m[pd.to_numeric(m["prov_recall@5"], errors="coerce").notna()]
         return m.set_index(["scenario", "step"])
 
+    def rescored(self, data: Path) -> "Saved":
+        """The same run scored against the scenarios in ``data`` (the same conversations with
+        other evidence, e.g. LoCoMo's citation corrections): the system never saw the evidence,
+        so its saved rankings and earned steps are re-scored, nothing re-runs."""
+        from ..evaluate import metrics_frame, scenario_rows
+
+        scenarios = {sid: load_scenario(data / f"{sid}.yaml") for sid in self.scenarios}
+        rows = [row for sid, sc in scenarios.items()
+                for row in scenario_rows(self.records[self.records["scenario"] == sid], sc, DEPTHS, BUDGETS)]
+        return Saved(metrics_frame(rows, DEPTHS, BUDGETS), self.summary, self.records, scenarios)
+
 
 def _mean(frame: pd.DataFrame, column: str) -> float | None:
     if column not in frame:
@@ -129,10 +140,16 @@ def measure(saved: Saved, probes: pd.DataFrame, scenarios: list[str]) -> dict:
     return out
 
 
+CORRECTED = "corrected"      # the data variant with LoCoMo's citation corrections (scopes all_corrected, ...)
+
+
 def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, dict]:
-    """summary.csv rows (one per run and scope) and the probe tables by run name."""
+    """summary.csv rows (one per run and scope) and the probe tables by run name. With a
+    ``corrected`` data folder (``--corrections``), every run on the raw turns is also scored
+    against the corrected evidence (scopes ``all_corrected`` and ``held_out_corrected``)."""
     rows, probes = [], {}
     tune = list(plan["tune"])
+    corrected = runs.parent / "data" / CORRECTED
     for run in plan["runs"]:
         folder = runs / run["name"]
         saved = Saved.read(folder, (runs.parent / "data" / run["data"]).resolve())
@@ -140,10 +157,15 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, dict]:
         every = list(saved.summary["scenarios"])
         wall = json.loads((folder / ".study-wall.json").read_text()) if (folder / ".study-wall.json").exists() else None
         held = [s for s in every if s not in tune]
-        for scope, scenarios in (("all", every), ("held_out", held)):
-            figures = measure(saved, probes[run["name"]], scenarios)
-            hist = figures.pop("attention_hist")
-            rows.append({"run": run["name"], "table": run["table"], "scope": scope, "data": run["data"],
-                         "overrides": " ".join(run["overrides"]), "base": run.get("base"), "wall_s": wall,
-                         **figures, **({"attention_hist": json.dumps(hist)} if hist else {})})
+        versions = [("", saved)]
+        if run["data"] == "raw" and (corrected / ".imported").exists():
+            versions.append(("_corrected", saved.rescored(corrected.resolve())))
+        for suffix, version in versions:
+            table = version.probes()
+            for scope, scenarios in (("all", every), ("held_out", held)):
+                figures = measure(version, table, scenarios)
+                hist = figures.pop("attention_hist")
+                rows.append({"run": run["name"], "table": run["table"], "scope": scope + suffix, "data": run["data"],
+                             "overrides": " ".join(run["overrides"]), "base": run.get("base"), "wall_s": wall,
+                             **figures, **({"attention_hist": json.dumps(hist)} if hist else {})})
     return pd.DataFrame(rows), probes

@@ -167,8 +167,28 @@ def markdown(table: pd.DataFrame, probes: dict, plan: dict, made: list[str]) -> 
              "consolidation, events and inference change nothing there; with the annotations as the "
              "perfect extractor they have something to work on.", "",
              *compared(table, probes, names_of(plan, "ablation_annotations")),
+             *corrections_table(table, main),
              "## Figures", "", *(f"![{Path(m).stem}]({m})" for m in made), ""]
     return lines
+
+
+def corrections_table(table: pd.DataFrame, names: list[str]) -> list[str]:
+    """The headline figures with and without LoCoMo's citation corrections (empty without them)."""
+    if not table["scope"].astype(str).str.endswith("_corrected").any():
+        return []
+    head = ["run", "scope", "R@10", "R@10 corrected", "R@1024t", "R@1024t corrected", "Δ R@1024t"]
+    rows = []
+    for scope in ("all", "held_out"):
+        for name in names:
+            a, b = _row(table, name, scope), _row(table, name, scope + "_corrected")
+            if a is not None and b is not None:
+                rows.append([f"`{name}`", scope.replace("_", "-"), _p(a["recall@10"]), _p(b["recall@10"]),
+                             _p(a["recall@1024t"]), _p(b["recall@1024t"]),
+                             f"{(b['recall@1024t'] - a['recall@1024t']) * PCT:+.1f}"])
+    return ["## With LoCoMo's citation corrections", "",
+            "The same saved rankings scored against the evidence as the locomo-audit project corrected it "
+            "(its WRONG_CITATION findings: `mtsbench import locomo FILE --corrections ERRORS`); nothing re-ran, "
+            "since a system never sees the evidence.", "", *_table(head, rows)]
 
 
 def figures(table: pd.DataFrame, probes: dict, plan: dict, out: Path) -> list[str]:

@@ -25,7 +25,7 @@ def parser() -> argparse.ArgumentParser:
                                   " or ".join(f"{i.item} ({i.name})" for i in formats.values()) + ".")
     sub = top.add_subparsers(dest="format", required=True, metavar="{" + ",".join(formats) + "}")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("file", type=Path, help="the data set file (JSON)")
+    common.add_argument("file", type=Path, help="the data set file (JSON) or folder (BEAM)")
     common.add_argument("-o", "--out", type=Path, required=True, help="folder for the scenario files")
     common.add_argument("--turn-gap", type=duration, default=60.0, metavar="DURATION",
                         help="time between the turns of a session (default 60s)")

@@ -78,6 +78,21 @@ class Tally:
         if example is not None and len(seen) < 3 and example not in seen:
             seen.append(example)
 
+    def merge(self, other: "Tally") -> None:
+        """Add ``other``'s counts, repairs (with their examples, up to three) and notes.
+
+        >>> a, b = Tally(), Tally(); a.add("turns", 2); b.add("turns", 3); b.repair("dropped", 1, "x")
+        >>> a.merge(b); a.counts, a.repairs, a.examples
+        ({'turns': 5}, {'dropped': 1}, {'dropped': ['x']})
+        """
+        for label, n in other.counts.items():
+            self.add(label, n)
+        for label, n in other.repairs.items():
+            self.repair(label, n)
+            seen = self.examples[label]
+            seen += [e for e in other.examples.get(label, []) if e not in seen][: 3 - len(seen)]
+        self.notes += other.notes
+
     def lines(self) -> list[str]:
         """``label: count``, imported first, then the notes, then ``dropped or repaired:`` with examples.
 

@@ -12,7 +12,9 @@
 - Questions: ``probe`` steps ``questions_after`` seconds after the last turn, one
   minute apart, with ``category`` by the official codes (1 multi-hop, 2 temporal,
   3 open-domain, 4 single-hop, 5 adversarial) and ``expect.recall`` = the cleaned
-  evidence. Adversarial questions are ``abstain: true`` probes with no recall; questions
+  evidence, ``expect.recall_sessions`` = every session holding evidence with all of its
+  turns (a hit anywhere in the right session counts for session recall). Adversarial
+  questions are ``abstain: true`` probes with no recall; questions
   left without evidence are probes without recall. The answer is kept as the probe's ``answer``
   (scored with ``answer.enabled``, ``mtsbench.answer``) and as a comment.
 - Evidence cleanup (each counted, with examples): entries holding several ids
@@ -20,6 +22,11 @@
   ``D<session>:<turn>`` are dropped as malformed (``"D"``, ``"D:11:26"``); ids naming no
   turn of the conversation are dropped (``"D30:05"``: no leading-zero guessing);
   repeats within a question are dropped.
+- ``--corrections ERRORS`` (the locomo-audit project's ``errors.json``, ``Corrections``):
+  each ``WRONG_CITATION`` finding replaces its question's evidence by ``correct_evidence``
+  (cleaned as above) when the question exists and its text is the file's (otherwise the
+  finding is skipped, counted); the corrected probes say so in their comment. Answer errors
+  are counted, never applied.
 
 With ``--annotations`` the data set's own per-session annotations (LLM-generated and
 human-checked by its authors, not ours) become the hints a perfect LLM would give (the
@@ -81,7 +88,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, TypeAdapter
 
 from ...units import DAY
-from .common import DataError, Tally, brief, each_item, fresh_id, iso, parse, scenario_id, spaced, step_id_ok
+from .common import DataError, Tally, brief, each_item, fresh_id, iso, parse, read_json, scenario_id, spaced, step_id_ok
 from .registry import Importer, duration, register
 from .writer import Draft
 
@@ -119,6 +126,7 @@ class Turn(_Loose):
 
 
 class QA(_Loose):
+    corrected: bool = False            # its evidence is the locomo-audit project's correction (--corrections)
     question: StrictStr
     answer: Union[StrictStr, StrictInt, StrictFloat, None] = None
     adversarial_answer: Union[StrictStr, StrictInt, StrictFloat, None] = None
@@ -147,17 +155,22 @@ _TURNS = TypeAdapter(list[Turn])
 
 def convert(path: Path, turn_gap: float = 60.0, questions_after: float = DAY, k: int | None = None,
             motivation: float | None = None, limit: int | None = None,
-            annotations: bool = False, salience: str = "none") -> tuple[list[Draft], Tally]:
+            annotations: bool = False, salience: str = "none", corrections: Path | None = None) -> tuple[list[Draft], Tally]:
     """Drafts of every conversation of a LoCoMo file, and the tally of what was repaired;
     ``annotations``: the data set's observations and events become hints; ``salience``:
-    none, observations or oracle salience hints (module docstring)."""
+    none, observations or oracle salience hints; ``corrections``: the locomo-audit
+    project's findings, whose corrected evidence citations replace the file's (module docstring)."""
     if salience not in SALIENCE_MODES:
         raise DataError(f"--salience {salience}: expected one of {', '.join(SALIENCE_MODES)}")
     tally = Tally()
     written = _Written() if annotations else None
+    fixes = Corrections.read(corrections) if corrections is not None else None
+    index = iter(range(1 << 30))
 
     def one(item, where: str) -> Draft:
         c = parse(_CONVERSATION, item, where)
+        if fixes is not None:
+            c = fixes.apply(next(index), c, tally)
         draft = _conversation(c, where, path, tally, turn_gap, questions_after, k, motivation, written)
         return _salient(draft, c, salience, tally)
 
@@ -165,7 +178,88 @@ def convert(path: Path, turn_gap: float = 60.0, questions_after: float = DAY, k:
     if written is not None:
         tally.note(f"annotation hints written: {written.facts} fact hints, {written.events} event hints, "
                    f"{written.nights} idle nights")
+    if fixes is not None:
+        fixes.report(tally, limit)
     return drafts, tally
+
+
+class Corrections:
+    """The locomo-audit project's findings (``errors.json``): a JSON list of ``{question_id,
+    question, error_type, correct_evidence, ...}``, ``question_id`` = ``locomo_<conversation
+    index>_qa<question number>``. Only ``WRONG_CITATION`` findings change anything: their
+    ``correct_evidence`` replaces the question's evidence (cleaned as the file's is) when the
+    question is found with the finding's text (``locate``); other findings (answer errors)
+    are counted."""
+
+    ID = re.compile(r"locomo_(\d+)_qa(\d+)")
+
+    def __init__(self, path: Path, citations: dict, others: int):
+        self.path, self.citations, self.others = path, citations, others
+        self.applied, self.skipped, self.seen = 0, [], set()
+
+    @classmethod
+    def read(cls, path: Path) -> "Corrections":
+        raw = read_json(path)
+        if not isinstance(raw, list):
+            raise DataError(f"{path}: expected a JSON list of findings, got {brief(raw)}")
+        citations, others = {}, 0
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict) or not isinstance(item.get("error_type"), str):
+                raise DataError(f"{path}: finding {i}: expected a mapping with an error_type, got {brief(item)}")
+            if item["error_type"] != "WRONG_CITATION":
+                others += 1
+                continue
+            m = cls.ID.fullmatch(str(item.get("question_id", "")))
+            evidence = item.get("correct_evidence")
+            if m is None or not isinstance(evidence, list) or not isinstance(item.get("question"), str):
+                raise DataError(f"{path}: finding {i}: expected question_id 'locomo_<conversation>_qa<n>', a text "
+                                f"question and a list correct_evidence, got {brief(item)}")
+            citations[(int(m.group(1)), int(m.group(2)))] = (item["question"], evidence, item["question_id"])
+        return cls(path, citations, others)
+
+    def apply(self, conversation: int, c: "Conversation", tally: Tally) -> "Conversation":
+        """``c`` (the file's conversation number ``conversation``, 0-based) with its cited
+        evidence corrected."""
+        self.seen.add(conversation)
+        qa = list(c.qa)
+        texts = [" ".join(x.question.split()) for x in qa]
+        for (n, q), (question, evidence, qid) in self.citations.items():
+            if n != conversation:
+                continue
+            found = self.locate(texts, q, " ".join(question.split()))
+            if found is None:
+                self.skipped.append(qid)
+                tally.repair("corrections naming no question of the file, or another question (skipped)", 1, qid)
+                continue
+            qa[found] = qa[found].model_copy(update={"evidence": list(evidence), "corrected": True})
+            self.applied += 1
+        return c.model_copy(update={"qa": qa})
+
+    @staticmethod
+    def locate(texts: list[str], n: int, question: str) -> int | None:
+        """The index of the question a finding numbered ``n`` names: ``n`` itself (the published
+        file counts from 0: every finding's text is that of ``qa[n]``), else ``n - 1`` (counting
+        from 1), else the one question of that text; None when the text matches none of them.
+
+        >>> Corrections.locate(["a", "b", "c"], 1, "b"), Corrections.locate(["a", "b", "c"], 3, "c")
+        (1, 2)
+        >>> Corrections.locate(["a", "b", "b"], 0, "b"), Corrections.locate(["a"], 0, "z")
+        (None, None)
+        """
+        for i in (n, n - 1):
+            if 0 <= i < len(texts) and texts[i] == question:
+                return i
+        same = [i for i, t in enumerate(texts) if t == question]
+        return same[0] if len(same) == 1 else None
+
+    def report(self, tally: Tally, limit: int | None) -> None:
+        total = len(self.citations)
+        for (n, _), (_, _, qid) in self.citations.items():
+            if n not in self.seen and not limit:
+                tally.repair("corrections naming no question of the file, or another question (skipped)", 1, qid)
+        tally.note(f"citation corrections ({self.path.name}): {self.applied} of {total} WRONG_CITATION findings "
+                   f"applied{' (--limit: the rest name conversations not imported)' if limit else ''}; "
+                   f"{self.others} other findings (answer errors) not applied")
 
 
 def _arguments(parser) -> None:
@@ -178,10 +272,13 @@ def _arguments(parser) -> None:
                         help="reference attention conditions: salience hints from the data set's observations "
                              "(a turn an observation cites is salient) or an oracle (evidence turns salient); "
                              "default none: the mock's own heuristic")
+    parser.add_argument("--corrections", type=Path, metavar="ERRORS_JSON",
+                        help="the locomo-audit project's errors.json: its WRONG_CITATION findings replace the "
+                             "questions' evidence (answer errors are counted, not applied)")
 
 
 register(Importer("locomo", "LoCoMo (locomo10.json)", "conversation", convert, _arguments,
-                  ("questions_after", "annotations", "salience")))
+                  ("questions_after", "annotations", "salience", "corrections")))
 
 SALIENCE_MODES = ("none", "observations", "oracle")
 SALIENT, PLAIN = 9, 3
@@ -351,8 +448,9 @@ def _conversation(c: Conversation, where: str, path: Path, tally: Tally, turn_ga
         names = (speakers.speaker_a, speakers.speaker_b)
         _facts(c.observation, where, by_session, tally, written, c.sample_id)
         _events(c.event_summary, where, by_session, names, tally, written, c.sample_id)
+    sessions = {f"session_{n}": [step["id"] for _, step in steps] for n, steps in by_session.items()}
     for q, qa in enumerate(c.qa):
-        _question(draft, qa, q, asked + timedelta(minutes=q), turn_ids, tally, k, motivation)
+        _question(draft, qa, q, asked + timedelta(minutes=q), turn_ids, tally, k, motivation, sessions)
     return draft
 
 
@@ -484,7 +582,7 @@ def clean_evidence(entries: list, turn_ids: set[str], tally: Tally, what: str = 
 
 
 def _question(draft: Draft, qa: QA, q: int, at: datetime, turn_ids: set[str], tally: Tally, k: int | None,
-              motivation: float | None) -> None:
+              motivation: float | None, sessions: dict[str, list[str]]) -> None:
     category = CATEGORIES[qa.category]
     tally.add(f"questions: {category}")
     step: dict = {"id": f"q{q + 1}", "at": iso(at), "probe": qa.question.strip() or "(empty question)",
@@ -499,12 +597,15 @@ def _question(draft: Draft, qa: QA, q: int, at: datetime, turn_ids: set[str], ta
         note = f"adversarial: the right answer is 'not mentioned'; trap answer: {answer}"
     else:
         if evidence:
-            expect["recall"] = evidence
+            expect["recall"] = evidence      # and every turn of each session holding evidence: session recall
+            expect["recall_sessions"] = {n: ids for n, ids in sessions.items() if set(ids) & set(evidence)}
         elif qa.evidence:
             tally.repair("questions whose every evidence id was dropped (no recall)", 1, f"{draft.id} q{q + 1}")
         else:
             tally.repair("questions without evidence (no recall)", 1, f"{draft.id} q{q + 1}")
-        note = f"answer: {answer}"
+        note = f"answer: {answer}" + (" (evidence corrected by the locomo-audit project)" if qa.corrected else "")
+        if qa.corrected:
+            tally.add("questions with corrected evidence")
         if answer is not None and str(answer).strip():
             step["answer"] = str(answer).strip()     # the gold answer, scored with answer.enabled
     draft.add_probe(step, expect, k, motivation, f"q{q + 1} ({category}) {note}")

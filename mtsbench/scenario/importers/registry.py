@@ -8,7 +8,7 @@ passed to ``convert`` as keywords). ``importers()`` imports every module of this
 once, so adding a file with a ``register`` call adds the format to ``mtsbench import``.
 
 >>> sorted(importers())
-['locomo', 'longmemeval']
+['beam', 'locomo', 'longmemeval']
 >>> importers()["locomo"].item
 'conversation'
 """
