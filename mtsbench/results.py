@@ -5,7 +5,7 @@ file and the scenarios alone (``mtsbench.evaluate``), so a new metric needs no r
 ``mtsbench evaluate RUN_DIR``. Records, in the order they were made (``seq``):
 
 - ``observe`` / ``probe`` / ``idle`` / ``tick``: one per step, with the step's own cost;
-  an observation's labelled ``score``; a probe's ranking — ``ranked_ids``,
+  an observation's labelled ``score`` (``unsupported`` when the system labels nothing); a probe's ranking — ``ranked_ids``,
   ``ranked_scores``, ``ranked_provenance`` (the steps each memory stands for),
   ``ranked_tokens`` (its text length), ``ranked_earned`` (on a probe: the provenance steps
   each memory's text carries, ``mtsbench.credit``; empty when the system shows no texts),
@@ -75,12 +75,15 @@ class Recorder:
         row.update(fields)
         self.rows.append(row)
 
-    def step(self, step, outcome: Outcome, record: str | None = None) -> None:
+    def step(self, step, outcome: Outcome, record: str | None = None, labels: bool = True) -> None:
         """The step's own record (observe, probe, idle or tick; ``record`` reply: its turn's
-        reply retrieval)."""
+        reply retrieval); ``labels`` False: the system rates nothing, so an observation's
+        record is ``unsupported`` (its attention expectation does not apply)."""
         record = record or {"say": "observe", "reply": "observe", "perceive": "observe",
                             "check": "tick"}.get(step.kind, step.kind)
         fields = {}
+        if record == "observe" and not labels:
+            fields["unsupported"] = True
         if outcome.score is not None:
             fields["score"] = float(outcome.score)
         r = outcome.ranking

@@ -176,7 +176,7 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
             if texts_of is not None and outcome.ranking is not None:
                 outcome.ranking.earned = credit.ranking(texts_of(outcome.ranking.ids), outcome.ranking.provenance)
             answer_step(system, step, outcome, answering, scenario.language)
-        rec.step(step, outcome)
+        rec.step(step, outcome, labels=getattr(system, "labels", True))
         query = workload.reply(step, outcome)
         if query is not None:
             replied = system.retrieve(query)

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 # and check), then more (through check)
 BAD = {
     "llm.noise=abc": "llm.noise: expected a number from 0 to 1, got 'abc'",
-    "arousal.r=abc": "arousal.r: expected a number from 0 to 1, got 'abc'",
+    "arousal.r=abc": "arousal.r: expected a number >= 0, got 'abc'",
     "llm.noise=-1": "llm.noise: expected a number from 0 to 1, got -1",
     "dual.long_share=5": "dual.long_share: expected a number from 0 to 1, got 5",
     "summarize.every=0": "summarize.every: expected an integer >= 1, got 0",
@@ -37,7 +37,7 @@ BAD = {
     "+foo=1": "cannot add 'foo': no component reads it",
     "foo=1": "no such key 'foo'",
     "retrieval.kk=3": "no such key 'retrieval.kk' (retrieval=dense has: relevance_weight, attention_weight, "
-                      "candidates, context, relevance)",
+                      "candidates, relevance_sd, context, relevance)",
 }
 MORE = {
     "retrieval.candidate=3": "no such key 'retrieval.candidate' (did you mean 'retrieval.candidates'?)",
@@ -82,7 +82,7 @@ def test_through_the_installed_command(cli, tmp_path):
 
 def test_group_field_of_another_option_names_the_chosen_one(capsys):
     line = _one_line(capsys, ["check", "arousal=knn", "arousal.r=0.2"])
-    assert line == "mtsbench: override 'arousal.r=0.2': no such key 'arousal.r' (arousal=knn has: k, gain)"
+    assert line == "mtsbench: override 'arousal.r=0.2': no such key 'arousal.r' (arousal=knn has: k, gain, perceived)"
 
 
 def test_every_job_of_a_sweep_is_checked_before_launching(capsys, tmp_path, monkeypatch):
@@ -90,7 +90,7 @@ def test_every_job_of_a_sweep_is_checked_before_launching(capsys, tmp_path, monk
     line = _one_line(capsys, ["run", "-m", "seed=0,1", "llm.noise=0.1,-1"])
     assert line == "mtsbench: llm.noise: expected a number from 0 to 1, got -1"
     line = _one_line(capsys, ["run", "-m", "arousal=radius,knn", "arousal.r=0.3"])
-    assert "no such key 'arousal.r' (arousal=knn has: k, gain)" in line
+    assert "no such key 'arousal.r' (arousal=knn has: k, gain, perceived)" in line
     line = _one_line(capsys, ["run", "-m", "experiment=ablation", "summarize.every=0"])
     assert "summarize.every: expected an integer >= 1, got 0" in line
     assert not any(tmp_path.iterdir())
@@ -196,8 +196,8 @@ def test_every_numeric_leaf_of_every_option_is_a_declared_parameter(composed):
     assert not missing, f"declare a type (mtsbench.params) in the constructor for: {', '.join(missing)}"
     numbers = {leaf: _declaration(cfg, leaf) for cfg in composed.values() for leaf in _numeric_leaves(cfg)}
     unbounded = sorted(leaf for leaf, tp in numbers.items() if not re.search(r">|<|from|one of", params.expected(tp)))
-    assert unbounded == ["evaluation.abstain_threshold", "llm.relevance_floor", "llm.relevance_full",
-                         "llm.restate_from", "llm.restate_full"]      # on a scale of their own: any number
+    assert unbounded == ["attention.min_relevance", "evaluation.abstain_threshold", "llm.relevance_floor",
+                         "llm.relevance_full", "llm.restate_from", "llm.restate_full"]   # on a scale of their own: any number
 
 
 def test_the_leaf_walk_sees_new_fields():

@@ -2,6 +2,8 @@
 (issue 14 item 7): dull turns of a generated dialogue stay dull. Its relevance thresholds are
 relative to the embedder's chance level (issue 25 item 4), so they mean the same for every embedder."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +12,7 @@ from mtsbench.checks import _tiny_agent
 from mtsbench.config import compose
 from mtsbench.embed.hashing import Hashing
 from mtsbench.llm.base import Association, Item
-from mtsbench.llm.chance import CHANCE_TEXTS
+from mtsbench.embed.chance import CHANCE_TEXTS
 from mtsbench.llm.heuristics import personalised_score, relative_relevance
 from mtsbench.llm.mock import MockLLM
 from mtsbench.scenario.model import Hints
@@ -60,22 +62,15 @@ def test_a_fixed_chance_of_0_and_1_is_the_absolute_rule_before_issue_25():
     assert old.rate_attention(milk, [Association("Milk is on the table!", 9.0, 0.7)]) == 1.0
 
 
-class Squeezed:
-    """Hashing with every cosine mapped to alpha * cos + (1 - alpha): each vector gets a shared extra
-    component, as a dense model whose unrelated texts still have cosines near 1 - alpha (all-MiniLM's
-    English chance level is 0.08 +- 0.09, hashing's 0.03 +- 0.05)."""
+@pytest.fixture
+def squeezing(monkeypatch):
+    """Hashing with every cosine mapped to alpha * cos + (1 - alpha) (tests/data/plugins): a dense
+    model's unrelated texts still have cosines near 1 - alpha (all-MiniLM's English chance level is
+    0.08 +- 0.09, hashing's 0.03 +- 0.05)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "data" / "plugins"))
+    from squeezed_embedder import Squeezed
 
-    def __init__(self, alpha: float):
-        self.base, self.alpha = Hashing(), alpha
-        self.dim = self.base.dim + 1
-
-    def embed(self, texts):
-        v = self.base.embed(texts)
-        extra = np.full((len(texts), 1), np.sqrt(1 - self.alpha), dtype=np.float32)
-        return np.hstack([np.sqrt(self.alpha) * v, extra]).astype(np.float32)
-
-    def warm(self, texts):
-        pass
+    return Squeezed
 
 
 DIALOGUE = """I'm allergic to peanuts, even a trace makes me sick.
@@ -112,17 +107,17 @@ def labelled(embedder, llm):
     return np.array(scores)
 
 
-def test_relative_thresholds_make_the_lift_independent_of_the_embedders_scale():
+def test_relative_thresholds_make_the_lift_independent_of_the_embedders_scale(squeezing):
     """Issue 25 item 4: the same texts, two embedders whose cosines differ by a shift and a stretch
     (Squeezed: 0.4 * cos + 0.6): the mock labels them alike. With the absolute thresholds (the rule
     before issue 25) the squeezed cosines all read as restatements and nothing is lifted."""
-    plain, squeezed = labelled(Hashing(), MockLLM()), labelled(Squeezed(0.4), MockLLM())
+    plain, squeezed = labelled(Hashing(), MockLLM()), labelled(squeezing(0.4), MockLLM())
     assert squeezed == pytest.approx(plain, abs=1e-3)
     high = (plain >= 8).mean()
     assert 0 < high < 1 and (squeezed >= 8).mean() == high
     absolute = dict(chance_mean=0.0, chance_std=1.0, relevance_floor=0.05, relevance_full=0.2, restate_from=0.4,
                     restate_full=0.6, attention_ref=3.5)
-    old_plain, old_squeezed = labelled(Hashing(), MockLLM(**absolute)), labelled(Squeezed(0.4), MockLLM(**absolute))
+    old_plain, old_squeezed = labelled(Hashing(), MockLLM(**absolute)), labelled(squeezing(0.4), MockLLM(**absolute))
     assert (old_plain >= 8).mean() > 0 and (old_squeezed >= 8).mean() == 0
 
 

@@ -180,3 +180,21 @@ def cli_exe() -> list[str]:
     """The installed ``mtsbench`` command (as conftest's ``cli`` runs it)."""
     exe = Path(sys.executable).parent / "mtsbench"
     return [str(exe)] if exe.exists() else ["mtsbench"]
+
+
+def test_the_behaviour_matrix_runs_against_the_plugin(cli, tmp_path):
+    """Issue 36 item 5: ``mtsbench check --matrix system=recency``. The plug-in labels nothing
+    and has no state, so the attention and state expectations are n/a, never failed; the
+    ablations are the seed design's, so the ablated column is n/a too."""
+    out = tmp_path / "matrix"
+    r = cli("check", "--matrix", "--embedder", "hashing", "--mechanism", "association", "events",
+            "--config-dir", PACKAGE / "configs", "system=recency", "--out", out, env={"PYTHONPATH": str(PLUGIN)})
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    frame = pd.read_csv(out / "matrix.csv", keep_default_na=False)
+    assert set(frame["mechanism"]) == {"association", "events"} and len(frame) == 16
+    assert (frame.loc[frame["condition"] == "ablated", "outcome"] == "n/a").all()
+    events = frame[(frame["mechanism"] == "events") & (frame["condition"] == "on")]
+    assert (events["outcome"] == "n/a").all()                 # event checks: unsupported, not failed
+    association = frame[(frame["mechanism"] == "association") & (frame["condition"] == "on")]
+    assert "attention" not in " ".join(association["failed"])  # attention expectations: n/a, not failed
+    assert "| events | n/a |" in (out / "matrix.md").read_text()

@@ -108,6 +108,9 @@ class FakeMemory:
         return max((r.score or 0.0 for r in self.memories.values() if r.alive and set(steps) & set(r.provenance)),
                    default=0.0)
 
+    def chance(self):
+        return (0.0, 0.08)                 # a shared-word share of 0.08 is 1 sd "above chance"
+
     def search(self, vector, k, motivation, rank_to=0):
         """Live memories sharing words with the query (a text), most shared first."""
         words = set(str(vector).lower().split())

@@ -95,6 +95,9 @@ def test_bm25_runs_every_bundled_scenario_with_unsupported_state(cli, tmp_path):
     unsupported = metrics[metrics["value"] == "unsupported"]
     assert len(unsupported) == summary["unsupported"] and unsupported["passed"].isna().all()
     assert summary["recall"] is not None and summary["scored"] > 0
+    # it labels nothing (labels = False): an attention expectation does not apply, never fails
+    attention = metrics[metrics["check"] == "attention"]
+    assert len(attention) > 0 and (attention["value"] == "unsupported").all()
 
 
 def test_recall_at_a_token_budget_by_hand():

@@ -46,7 +46,7 @@ def test_a_sweep_composes_each_swept_value_once_not_each_job(compositions):
 
 
 def test_a_key_under_a_swept_group_composes_each_option(compositions):
-    with pytest.raises(ConfigError, match=r"no such key 'arousal.r' \(arousal=knn has: k, gain\)"):
+    with pytest.raises(ConfigError, match=r"no such key 'arousal.r' \(arousal=knn has: k, gain, perceived\)"):
         config.check_run(["-m", "arousal=radius,knn", "arousal.r=0.3"])
 
 

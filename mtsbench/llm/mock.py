@@ -20,7 +20,7 @@ feeding chatter (rich get richer). Without any association with g > 0 the score 
 
 The thresholds are relative (issue 25): the chance level (m, sd) is the mean and standard
 deviation of the embedder's cosines over all 496 pairs of 32 unrelated sentences
-(``mtsbench.llm.chance.CHANCE_TEXTS`` of the item's template language), measured once per
+(``mtsbench.embed.chance.CHANCE_TEXTS`` of the item's template language), measured once per
 language on the embedder whose cosines the relevances are (``MemoryAgent`` tells the mock
 through ``calibrate_relevance``; without one, on the default ``Hashing()``). A cosine is
 read as how far above what unrelated texts get, in units of their spread, so an embedder
@@ -63,10 +63,10 @@ from typing import Any
 
 import numpy as np
 
+from ..embed.chance import measure
 from ..params import Cosine, Number, Positive, Seed, Share, Text, declared
 from ..seeding import generator
 from .base import Meter, estimate_tokens
-from .chance import CHANCE_TEXTS, chance_level
 from . import profiled
 from .profile import load as load_profile
 from .prompts import lang
@@ -150,7 +150,7 @@ class MockLLM(task_methods(lambda task: task.mock is not None)):
                     from ..embed.hashing import Hashing
 
                     self.embedder = Hashing()
-                measured = chance_level(self.embedder.embed(list(CHANCE_TEXTS[key])))
+                measured = measure(self.embedder, key)
             self._chance[key] = (measured[0] if self.chance_mean is None else float(self.chance_mean),
                                  measured[1] if self.chance_std is None else float(self.chance_std))
         return self._chance[key]

@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import Field
 
 from ..embed import Embedder
+from ..embed.chance import measure
 from ..costs import charge
 from ..errors import ConfigError
 from ..facts import Fact
@@ -46,8 +47,10 @@ class Memory:
     """The memory of one agent: store, tier indexes, attention, tiers, search and trace."""
 
     def __init__(self, embedder: Embedder, attention: DualAttention, retriever: TieredSearch, tiers: TierPolicy,
-                 depth: DepthPolicy, arousal: Arousal, index: dict | None = None, incremental_rebalance: bool = True):
+                 depth: DepthPolicy, arousal: Arousal, index: dict | None = None, incremental_rebalance: bool = True,
+                 language: str = "en"):
         self.embedder = embedder
+        self.language = language              # whose unrelated texts set the embedder's chance level
         self.attention = attention
         self.retriever = retriever
         self.tiers = tiers
@@ -64,6 +67,7 @@ class Memory:
         self.tiering = Tiering(tiers, attention, incremental=incremental_rebalance)
         self.trace: list[dict] = []
         self.now = 0.0
+        self.chance_: tuple[float, float] | None = None    # the embedder's chance level, measured when first needed
 
     def emit(self, event: str, **fields) -> None:
         """Append one event to the trace, stamped with the simulated time."""
@@ -129,7 +133,7 @@ class Memory:
         """Search the tiers at this motivation; ``rank_to`` ranks that deep for reporting only;
         ``text`` (the query's) lets a lexical ``retrieval.relevance`` (bm25, hybrid) take part."""
         found = self.retriever.search(self.store, self.attention, self.index, self.depth, vector, k,
-                                      motivation, self.now, rank_to=rank_to, text=text)
+                                      motivation, self.now, rank_to=rank_to, text=text, chance=self.chance())
         charge(scored=found.cost.scored, index_queries=found.cost.index_queries)
         return found
 
@@ -142,6 +146,28 @@ class Memory:
         self.emit("recalled", ids=ids.tolist(), why=why)
         aroused = self.arouse(ids)
         self._promote(np.union1d(ids, aroused))
+
+    def attend(self, i: int, sources: tuple[str, ...] = ()) -> None:
+        """Memory ``i`` was just perceived and is in focus: when the arousal policy says
+        ``perceived``, its field is aroused in every tier (``arouse``) and what rose is
+        promoted at once. Not a recall: ``i`` itself gains nothing, and neither do the
+        memories of ``sources`` (the steps a summary or an event was made from: its content,
+        not its field, as labelling does not associate them)."""
+        if not getattr(self.arousal, "perceived", False):
+            return
+        content = np.array([self.store.by_step[s] for s in sources if s in self.store.by_step], dtype=np.int64)
+        aroused = self.arouse(np.array([i], dtype=np.int64), exclude=content)
+        if len(aroused):
+            self._promote(aroused)
+
+    def chance(self) -> tuple[float, float]:
+        """(mean, sd) of the embedder's cosines of unrelated texts of the memory's language
+        (``mtsbench.embed.chance.measure``, once): searches score cosines against it, arousal
+        reads its neighbours' similarities and labelling its associations' relevance in
+        standard deviations above it."""
+        if self.chance_ is None:
+            self.chance_ = measure(self.embedder, self.language)
+        return self.chance_
 
     def link(self, i: int, ids: np.ndarray, sims: np.ndarray) -> None:
         """``index.arousal=links``: file the memories ``ids`` that memory ``i``'s labelling
@@ -169,16 +195,17 @@ class Memory:
         dead = (ids >= 0) & ~self.store.alive[np.maximum(ids, 0)]
         return ids, np.where(dead, -np.inf, sims), int(sum(len(r[0]) for r in rows))
 
-    def arouse(self, sources: np.ndarray) -> np.ndarray:
+    def arouse(self, sources: np.ndarray, exclude: np.ndarray | None = None) -> np.ndarray:
         """Raise the short-term attention of each source's neighbours, in every tier.
 
         One batched query answers all the sources over all tiers (``index.query_all``);
         each source keeps its ``neighbors`` most similar candidates (itself excluded) and
-        gains ``arousal.amounts`` of their similarities — one vectorised call for all the
-        sources, no loop over them. With ``index.arousal=links`` the candidates are the
+        gains ``arousal.amounts`` of their similarities read in standard deviations above the
+        embedder's chance level, z = (cosine - mean) / sd (``chance``) — one vectorised call
+        for all the sources, no loop over them. With ``index.arousal=links`` the candidates are the
         source's links (``link``: its labelling's associations and the memories that
         associated it), read with no distance computed; each entry read counts as one
-        memory scored. Returns the aroused ids.
+        memory scored. ``exclude``: memories that gain nothing. Returns the aroused ids.
         """
         n = self.arousal.neighbors
         if n <= 0 or not len(sources):
@@ -188,9 +215,13 @@ class Memory:
         else:
             ids, sims, per_source = self.index.query_all(self.store.vectors[sources], n + 1)
             scored = per_source * len(sources)
-        sims = np.where((ids == sources[:, None]) | (ids < 0), -np.inf, sims)
+        skip = (ids == sources[:, None]) | (ids < 0)
+        if exclude is not None and len(exclude):
+            skip |= np.isin(ids, exclude)
+        sims = np.where(skip, -np.inf, sims)
         order = top_per_row(sims, min(n, sims.shape[1]))
-        gain = self.arousal.amounts(np.take_along_axis(sims, order, axis=1))
+        mean, sd = self.chance()
+        gain = self.arousal.amounts((np.take_along_axis(sims, order, axis=1) - mean) / sd)
         hit = gain > 0
         targets, amounts = np.take_along_axis(ids, order, axis=1)[hit], gain[hit]
         charge(arousal_scored=scored)

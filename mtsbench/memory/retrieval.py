@@ -1,6 +1,19 @@
 """Retrieval through the tiers: score = relevance_weight * relevance + attention_weight * attention / 10
 (relevance: the cosine by default; BM25 or their fusion with ``retrieval=bm25``, ``hybrid``).
 
+A cosine is scored relative to the embedder's chance level (issue 36), as the mock reads
+relevance and arousal its neighbours: given the chance level (m, sd) of the memory's
+embedder (the mean and spread of its cosines of unrelated texts, ``mtsbench.embed.chance``;
+``Memory.search`` passes it), the weighted sum scores a cosine r as
+``relevance_sd * (r - m) / sd``: the cosine re-read on a reference scale whose chance level
+is 0 ± ``relevance_sd`` (0.05; hashing's is 0.026 ± 0.047, so its scores barely move), so
+that ``relevance_weight`` and ``attention_weight`` weigh relevance against attention alike
+for every embedder. Without it an embedder whose cosines all lie within a few hundredths
+(multilingual-e5-small: 0.794 ± 0.026) was ranked by attention alone, and one with widely
+spread cosines by relevance alone. The shift changes no ranking; only the stretch does.
+``relevance_sd: null`` scores the raw cosine. BM25 shares and hybrid fusions are not
+cosines and are scored as they are; a ``Retrieval`` reports the raw relevance either way.
+
 ``TieredSearch.search`` walks the tiers from the top, as deep as the depth policy allows
 for the task's solving motivation, scoring each tier's candidates (all members of an
 exact tier; the ``candidates`` nearest of an HNSW tier) and returns the global top k with
@@ -30,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..mechanisms.depth import DepthPolicy
-from ..params import Count, NonNegative, declared
+from ..params import Count, NonNegative, Positive, declared
 from .attention import DualAttention
 from .index import TierIndexes
 from .store import MemoryStore
@@ -75,12 +88,24 @@ class TieredSearch:
     """Search tier by tier down to the depth the motivation affords."""
 
     def __init__(self, relevance_weight: NonNegative = 1.0, attention_weight: NonNegative = 0.3, candidates: Count = 50,
-                 context: Count | None = None, relevance=None):
+                 context: Count | None = None, relevance=None, relevance_sd: Positive | None = 0.05):
         self.relevance_weight = relevance_weight
         self.attention_weight = attention_weight
         self.candidates = candidates
         self.context = context
         self.relevance = relevance
+        self.relevance_sd = relevance_sd
+
+    def scored_cosine(self, cosine: np.ndarray, chance: tuple[float, float] | None) -> np.ndarray:
+        """The cosine as the weighted sum scores it: ``relevance_sd * (cosine - m) / sd`` at
+        the embedder's chance level (m, sd); as it is without one or with ``relevance_sd`` null.
+
+        >>> TieredSearch().scored_cosine(np.array([0.794, 0.846]), (0.794, 0.026)).round(3).tolist()
+        [0.0, 0.1]
+        """
+        if chance is None or self.relevance_sd is None:
+            return cosine
+        return self.relevance_sd * (np.asarray(cosine, dtype=float) - chance[0]) / chance[1]
 
     def lexical(self) -> bool:
         """Does the relevance need the query text (BM25 or hybrid)?"""
@@ -130,10 +155,11 @@ class TieredSearch:
 
     def search(self, store: MemoryStore, attention: DualAttention, index: TierIndexes, depth: DepthPolicy,
                query: np.ndarray, k: int, motivation: float, now: float, rank_to: int = 0,
-               text: str | None = None) -> Retrieval:
+               text: str | None = None, chance: tuple[float, float] | None = None) -> Retrieval:
         """Walk the tiers; the weighted sum (``score`` not overridden) evaluates attention
         only for the candidates that can reach the ranking (``bounded``): same ranking.
-        With a lexical ``relevance`` and a ``text``: ``search_lexical``."""
+        ``chance``: the embedder's chance level, against which cosines are scored
+        (``scored_cosine``). With a lexical ``relevance`` and a ``text``: ``search_lexical``."""
         if text is not None and self.lexical():
             return self.search_lexical(store, attention, index, depth, query, text, k, motivation, now, rank_to)
         q = query.astype(np.float32)
@@ -149,22 +175,23 @@ class TieredSearch:
             cost.tiers_searched = tier + 1
             cost.index_queries += 1
             if len(ids):
+                srel = self.scored_cosine(rel, chance)
                 if lazy:
-                    scores, att = self.bounded(store, attention, ids, rel, now, 1)
+                    scores, att = self.bounded(store, attention, ids, srel, now, 1)
                 else:
                     att = attention.total(store, ids, now)
-                    scores = self.score(store, ids, rel, att, now)
-                parts.append((ids, rel, att))
+                    scores = self.score(store, ids, srel, att, now)
+                parts.append((ids, rel, srel, att))
                 best, found = max(best, float(scores.max())), found + int(np.isfinite(scores).sum())
             if tier + 1 < limit and not depth.go_deeper(tier + 1, best, found, k):
                 break
         if not parts:
             return _ranked(*(np.zeros(0),) * 4, k, depth_k, cost)
-        ids, rel, att = (np.concatenate(x) for x in zip(*parts))
+        ids, rel, srel, att = (np.concatenate(x) for x in zip(*parts))
         if lazy:
-            scores, att = self.bounded(store, attention, ids, rel, now, depth_k)
+            scores, att = self.bounded(store, attention, ids, srel, now, depth_k)
         else:
-            scores = self.score(store, ids, rel, att, now)
+            scores = self.score(store, ids, srel, att, now)
         return _ranked(ids, rel, att, scores, k, depth_k, cost)
 
     def search_lexical(self, store: MemoryStore, attention: DualAttention, index, depth: DepthPolicy,

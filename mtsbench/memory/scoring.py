@@ -57,8 +57,8 @@ class WeightedMinMax(TieredSearch):
 
     def __init__(self, relevance_weight: NonNegative = 1.0, attention_weight: NonNegative = 1.0,
                  recency_weight: NonNegative = 1.0, recency_decay: Unit = 0.995, candidates: Count = 50,
-                 context: Count | None = None, relevance=None):
-        super().__init__(relevance_weight, attention_weight, candidates, context, relevance)
+                 context: Count | None = None, relevance=None, relevance_sd: Positive | None = 0.05):
+        super().__init__(relevance_weight, attention_weight, candidates, context, relevance, relevance_sd)
         self.recency_weight = recency_weight
         self.recency_decay = recency_decay
 
@@ -90,8 +90,9 @@ class Forgetting(TieredSearch):
     """
 
     def __init__(self, relevance_weight: NonNegative = 1.0, attention_weight: NonNegative = 0.0, candidates: Count = 50,
-                 context: Count | None = None, full: Positive = 10.0, seed: Seed = 0, relevance=None):
-        super().__init__(relevance_weight, attention_weight, candidates, context, relevance)
+                 context: Count | None = None, full: Positive = 10.0, seed: Seed = 0, relevance=None,
+                 relevance_sd: Positive | None = 0.05):
+        super().__init__(relevance_weight, attention_weight, candidates, context, relevance, relevance_sd)
         self.full = full
         self.seed = seed
         self.thresholds_ = np.zeros(0)

@@ -1,8 +1,11 @@
 """Attention labelling (DESIGN §1.1): the ``attention`` config group.
 
 ``Associative`` first recalls the item's associated memories — a shallow search at its
-own ``motivation``, keeping at most ``associations`` hits with relevance of at least
-``min_relevance`` — and asks the LLM to score the item in the light of their attention.
+own ``motivation``, keeping at most ``associations`` hits whose relevance is at least
+``min_relevance`` standard deviations above the embedder's chance level (z = (cosine - m)
+/ sd, ``Associations.chance``: the same reading as the mock's and arousal's; an absolute
+cosine of 0.08 let every stored memory through with an embedder whose unrelated texts score
+0.8) — and asks the LLM to score the item in the light of their attention.
 Those memories were recalled and used, so they are boosted (``boost``). A summary or
 an event does not associate the memories of its own source steps (a conjecture does).
 ``CommonSense`` asks the LLM about the item alone: the ablation. ``Constant`` gives every
@@ -23,7 +26,7 @@ import numpy as np
 
 from ..llm.base import LLM, Association, Item
 from ..memory.retrieval import SearchCost
-from ..params import Natural, Score, Share, declared
+from ..params import Natural, Number, Score, Share, declared
 from .ports import Associations
 
 
@@ -52,7 +55,7 @@ class Associative:
 
     boost = True
 
-    def __init__(self, associations: Natural = 3, min_relevance: Share = 0.08,
+    def __init__(self, associations: Natural = 3, min_relevance: Number = 1.0,
                  motivation: Share = 0.3, boost: bool = True):
         self.associations = associations
         self.min_relevance = min_relevance
@@ -61,7 +64,8 @@ class Associative:
 
     def label(self, memory, llm, item, vector):
         found = memory.search(vector, self.associations, self.motivation)
-        keep = found.relevance >= self.min_relevance
+        mean, sd = memory.chance()
+        keep = (found.relevance - mean) / sd >= self.min_relevance
         if item.sources:    # a derived item's own sources are its content, not associations
             sources = set(item.sources)
             keep &= np.array([not sources.intersection(memory.provenance(i)) for i in found.ids], dtype=bool)

@@ -3,7 +3,8 @@
 ``Perception(memory, labeller, llm)`` embeds the item, has the labeller score it (which
 may search for its associated memories and ask the LLM), stores it with that score, traces
 the labelling and, when the labeller boosts, recalls the associated memories (they were
-used). Turns, perceptions, summaries, events and conjectures all arrive this way; facts
+used); then the item, now in focus, arouses its own field (``Memory.attend``, when the
+arousal policy's ``perceived`` says so). Turns, perceptions, summaries, events and conjectures all arrive this way; facts
 are stored directly with the attention they inherit (``processes.summarize``).
 """
 
@@ -38,4 +39,5 @@ class Perception:
         m.link(i, labelled.associated, labelled.relevance)
         if self.labeller.boost:
             m.recall(labelled.associated, why="association")
+        m.attend(i, item.sources)
         return i, labelled

@@ -16,9 +16,12 @@ from ..memory.retrieval import Retrieval
 
 
 class Associations(Protocol):
-    """Labelling: find an item's associated memories."""
+    """Labelling: find an item's associated memories (``chance``: the embedder's chance
+    level, (mean, sd) of its cosines of unrelated texts, to read their relevance against)."""
 
     def search(self, vector: np.ndarray, k: int, motivation: float, rank_to: int = 0) -> Retrieval: ...
+
+    def chance(self) -> tuple[float, float]: ...
 
     def text(self, i: int) -> str: ...
 

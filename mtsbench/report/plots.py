@@ -187,7 +187,9 @@ def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> 
     return save(fig, path)
 
 
-def plot_pass_matrix(matrix: pd.DataFrame, path: Path) -> Path | None:
+def plot_pass_matrix(matrix: pd.DataFrame, path: Path,
+                     title: str = "Expectations passed (configuration x scenario)",
+                     label: str = "share of expectations passed") -> Path | None:
     """Heatmap of the pass matrix ('p/c' cells; 'failed' cells grey)."""
     if matrix.empty or not len(matrix.columns):
         return None
@@ -200,11 +202,11 @@ def plot_pass_matrix(matrix: pd.DataFrame, path: Path) -> Path | None:
     for (i, j), text in np.ndenumerate(matrix.to_numpy()):
         ax.text(j, i, text, ha="center", va="center", fontsize=8, color=ink(cmap(shares[i, j])))
     bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
-    bar.set_label("share of expectations passed", fontsize=8)
+    bar.set_label(label, fontsize=8)
     bar.ax.tick_params(labelsize=7)
     ax.set_xticks(range(len(matrix.columns)), matrix.columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(matrix)), matrix.index, fontsize=8)
-    ax.set_title("Expectations passed (configuration x scenario)")
+    ax.set_title(title)
     return save(fig, path)
 
 

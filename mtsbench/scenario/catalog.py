@@ -32,12 +32,15 @@ def resolve(items: list[str] | str | Path) -> list[Path]:
     """Scenario files for ``items``, in order; an empty list means every bundled scenario.
 
     Each item is an existing file (a relative or absolute path); a folder (its
-    ``*.yaml``/``*.yml``, sorted); or the name of a bundled scenario. A single string or
+    ``*.yaml``/``*.yml``, sorted); the name of a bundled scenario; or a bundled folder's
+    path inside ``scenarios/`` (``behaviour/arousal``: a mechanism's variants). A single string or
     path is one item (never iterated into characters). Anything else is a one-line
     ScenarioError with a did-you-mean.
 
     >>> [p.name for p in resolve(["milk_allergy"])], [p.name for p in resolve("milk_allergy")]
     (['milk_allergy.yaml'], ['milk_allergy.yaml'])
+    >>> [p.name for p in resolve(["behaviour/depth"])][:2]
+    ['airport_parking.yaml', 'passport_zh.yaml']
     >>> resolve(["milk_alergy"])
     Traceback (most recent call last):
     mtsbench.errors.ScenarioError: milk_alergy: no such file, folder or bundled scenario; did you mean 'milk_allergy'?
@@ -58,6 +61,11 @@ def resolve(items: list[str] | str | Path) -> list[Path]:
             out.append(p)
         elif p.suffix not in SUFFIXES and p.name == item and (bundled_dir() / f"{item}.yaml").is_file():
             out.append(bundled_dir() / f"{item}.yaml")
+        elif p.suffix not in SUFFIXES and not p.is_absolute() and (bundled_dir() / item).is_dir():
+            found = scenario_files(bundled_dir() / item)      # a bundled folder: behaviour/arousal
+            if not found:
+                raise ScenarioError(f"{item}: no scenario files (*.yaml, *.yml) in this bundled folder")
+            out += found
         else:
             raise ScenarioError(_unknown(item, p))
     seen: dict[Path, Path] = {}

@@ -15,6 +15,12 @@ The runner builds one system per scenario (``hydra.utils.instantiate(cfg.system)
   such state — reported as unsupported, never as a failure;
 - ``finish()`` when the scenario is over (flush what waits).
 
+``labels`` (an attribute, True when absent) says whether the system rates each observed
+item's attention (``Outcome.score``): a system that rates nothing sets it False
+(``PlainSystem`` does), and an ``attention`` expectation on an observed step is then
+reported as unsupported, never as a failure; a system that rates and returns no score (its
+rating failed) fails it.
+
 Optionally, ``take_trace(at_least)``: the trace events emitted since the last take, once
 there are at least ``at_least`` of them (else ``[]``), which the system then forgets — the
 runner streams a long scenario's trace to disk in chunks instead of holding it all.
@@ -200,6 +206,7 @@ NO_LLM = {"calls": 0, "tokens": 0, "prompt_tokens": 0, "completion_tokens": 0, "
 class PlainSystem:
     """Defaults for a system without background processes or readable state, to inherit
     from: ``idle``, ``tick`` and ``finish`` do nothing, ``read`` answers ``UNSUPPORTED``,
+    it labels nothing (``labels`` False: attention expectations are unsupported),
     nothing waits for summarization, there are no attention timelines, and ``totals``
     reports no LLM use. A subclass writes ``start``, ``observe`` and ``retrieve`` (and may
     override the rest); ``memories_count`` and ``trace_`` feed ``totals``.
@@ -209,6 +216,7 @@ class PlainSystem:
     """
 
     trace_: tuple | list = ()     # a subclass sets its own list in start()
+    labels = False                # rates no observed item's attention (module docstring)
 
     def idle(self, idle: Idle) -> Outcome:
         return Outcome()

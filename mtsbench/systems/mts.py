@@ -37,6 +37,8 @@ class Schedule:
 class MtsSystem:
     """The seed design, built per scenario from its config nodes (kept as given)."""
 
+    labels = True         # every observed item is labelled (mtsbench.systems.base)
+
     def __init__(self, embedder, llm, dual, long_decay, short_decay, attention, retrieval, tiers, depth, arousal,
                  events, belief, accumulate, conflict, summarize, consolidation, inference, index=None, agent=None,
                  preload=None, motivation=None):
@@ -56,7 +58,7 @@ class MtsSystem:
         schedule = Schedule(**(self.agent or {}))
         self.memory_ = Memory(part("embedder"), attention, retriever, part("tiers"), part("depth"),
                               part("arousal"), index=_plain(self.index),
-                              incremental_rebalance=schedule.incremental_rebalance)
+                              incremental_rebalance=schedule.incremental_rebalance, language=context.language)
         start = context.start
         self.events_ = EventTracker(part("events"))
         self.agent_ = MemoryAgent(self.memory_, part("llm"), part("attention"), part("summarize"),

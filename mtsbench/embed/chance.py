@@ -1,17 +1,23 @@
-"""The mock's chance level of relevance: how similar an embedder finds texts that are unrelated.
+"""An embedder's chance level: how similar it finds texts that are unrelated.
 
-``CHANCE_TEXTS`` holds, per template language, 32 short everyday sentences on 32 different
-subjects (no two about the same thing, no cue word of the mock's heuristic salience); every
-pair of them is unrelated, so the cosines an embedder gives their 496 pairs are its cosines
-of chance. ``chance_level`` reduces them to their mean and standard deviation, which the
-mock uses to read a relevance in standard deviations above chance (``mtsbench.llm.mock``).
-Fixed texts make the calibration deterministic, cheap (32 embeddings per language, once per
-embedder) and independent of the scenario: it never reads a scenario's texts.
+``CHANCE_TEXTS`` holds, per language, 32 short everyday sentences on 32 different subjects
+(no two about the same thing, no cue word of the mock's heuristic salience); every pair of
+them is unrelated, so the cosines an embedder gives their 496 pairs are its cosines of
+chance. ``chance_level`` reduces them to their mean and standard deviation; ``measure``
+embeds the sentences of one language and does so. Whatever reads a cosine against a
+threshold reads it in standard deviations above that level, z = (cosine - mean) / sd, so
+the threshold means the same for every embedder: the mock's relevance (``mtsbench.llm.mock``)
+and regional arousal's reach and amounts (``mtsbench.mechanisms.arousal``, converted by
+``mtsbench.memory.memory.Memory``). Fixed texts make the calibration deterministic, cheap
+(32 embeddings per language, once per embedder) and independent of the scenario: it never
+reads a scenario's texts.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from . import Embedder
 
 CHANCE_TEXTS: dict[str, tuple[str, ...]] = {
     "en": (
@@ -97,3 +103,15 @@ def chance_level(vectors: np.ndarray) -> tuple[float, float]:
     v = np.asarray(vectors, dtype=float)
     cosines = (v @ v.T)[np.triu_indices(len(v), 1)]
     return round(float(cosines.mean()), 6), round(float(cosines.std()), 6)
+
+
+def measure(embedder: Embedder, language: str = "en") -> tuple[float, float]:
+    """(mean, sd) of ``embedder``'s cosines of unrelated texts: the ``CHANCE_TEXTS`` of
+    ``language`` (``zh`` for Chinese, ``en`` for every other language).
+
+    >>> from mtsbench.embed.hashing import Hashing
+    >>> measure(Hashing())
+    (0.026436, 0.047005)
+    """
+    return chance_level(embedder.embed(list(CHANCE_TEXTS["zh" if language == "zh" else "en"])))
+

@@ -1,0 +1,57 @@
+"""Issue 36: the behaviour matrix is a test. Every cell — a variant of a mechanism's suite
+(scenarios/behaviour/), with the mechanism on or under its ablation, on an embedder — is
+asserted: on, every expectation passes; ablated, one fails. The cells known to differ are
+listed in DIFFERS with the reason, and asserted as they differ (a change either way is
+noticed). An embedder whose extra is not installed skips its cells with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtsbench import behaviour
+
+# (embedder, variant, condition) -> (the outcome it has, why)
+DIFFERS = {
+    ("sentence_transformers", "dentist_zh", "on"): (
+        "fail", "all-MiniLM-L6-v2 is an English model: the Chinese question about the dentist appointment does "
+                "not rank the appointment in the top 3 even when every tier is searched"),
+}
+CELLS = [(e, m, v.stem, c) for e in behaviour.EMBEDDERS for m in behaviour.MECHANISMS for v in behaviour.variants(m)
+         for c in ("on", "ablated")]
+_MATRIX: dict[str, object] = {}
+
+
+def matrix(embedder: str, tmp_path_factory):
+    """The matrix of one embedder, run once per session (every mechanism on and ablated)."""
+    if embedder not in _MATRIX:
+        _MATRIX[embedder] = behaviour.run_matrix([], tmp_path_factory.mktemp(f"matrix_{embedder}"), [embedder])
+    frame = _MATRIX[embedder]
+    skipped = frame[frame["outcome"] == "skipped"]
+    if len(skipped):
+        pytest.skip(f"embedder={embedder}: {skipped['failed'].iloc[0]}")
+    return frame
+
+
+def test_every_mechanism_has_at_least_four_variants_one_chinese():
+    for m in behaviour.MECHANISMS:
+        files = behaviour.variants(m)
+        assert len(files) >= 4, m
+        assert any("language: zh" in f.read_text(encoding="utf-8") for f in files), m
+    assert sum(len(behaviour.variants(m)) for m in behaviour.MECHANISMS) * 2 * 3 == len(CELLS)
+
+
+@pytest.mark.parametrize("embedder,mechanism,variant,condition", CELLS)
+def test_cell(embedder, mechanism, variant, condition, tmp_path_factory):
+    frame = matrix(embedder, tmp_path_factory)
+    row = frame[(frame["variant"] == variant) & (frame["condition"] == condition)].iloc[0]
+    want, why = DIFFERS.get((embedder, variant, condition), ("pass" if condition == "on" else "fail", ""))
+    assert row["outcome"] == want, (f"{mechanism}/{variant} {condition} on {embedder}: {row['outcome']} "
+                                    f"({row['failed'] or 'nothing failed'}); expected {want} {why}".strip())
+
+
+@pytest.mark.parametrize("embedder", behaviour.EMBEDDERS)
+def test_every_mechanism_is_detected_by_three_of_four_variants(embedder, tmp_path_factory):
+    """The issue's target, per embedder: at least 3 variants of each mechanism pass with it on
+    and fail under its ablation."""
+    counts = behaviour.detected(matrix(embedder, tmp_path_factory)).groupby("mechanism")["detected"].sum()
+    assert (counts >= 3).all(), counts.to_dict()
