@@ -126,6 +126,19 @@ def test_a_memory_with_graph_tiers_is_copied_whole(cli, tmp_path):
     assert summary["cost"]["overall"]["distances"] > 0
 
 
+def test_bm25_with_a_stemmer_forks_per_target(cli, tmp_path):
+    # PyStemmer's Stemmer cannot be deep-copied: the system leaves it out of its state and makes a new one
+    args = ("system=bm25", "system.stemmer=english", "system.context=2")
+    plain = _run(cli, tmp_path, "plain", *args)
+    out = _run(cli, tmp_path, "hay", *args, f"haystack.sources=[{SCENARIOS}]", "haystack.messages=[0,60]")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "complete" and len(summary["scenarios"]) == 2 * len(TARGETS)
+    m = pd.read_csv(out / "metrics.csv", low_memory=False)
+    a, b = _probes(plain), m[m["check"].isin(["probe", "attention"]) & m["scenario"].str.endswith("_h0")]
+    cols = [c for c in a if c.startswith(("recall", "value", "step"))]
+    pd.testing.assert_frame_equal(a[cols], b[cols].reset_index(drop=True))
+
+
 def test_the_same_seed_gives_the_same_lifetime(cli, tmp_path):
     args = (f"haystack.sources=[{SCENARIOS}]", "haystack.messages=[50]")
     a, b = _run(cli, tmp_path, "a", *args), _run(cli, tmp_path, "b", *args)

@@ -113,15 +113,28 @@ class Bm25System(PlainSystem):
         self.context_gap = context_gap
         self.stemmer = stemmer
 
+    def __getstate__(self) -> dict:
+        """A copy (a lifetime haystack forks the store per target) leaves the stemmer out: PyStemmer's
+        ``Stemmer`` cannot be pickled or deep-copied; ``__setstate__`` makes a new one."""
+        return {k: v for k, v in self.__dict__.items() if k != "stem_"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "context_" in state:
+            self.stem_ = self._stemmer()
+
+    def _stemmer(self):
+        if not self.stemmer:
+            return None
+        import Stemmer
+        if self.stemmer not in Stemmer.algorithms():
+            raise ValueError(f"bm25 stemmer {self.stemmer!r} is not one of {', '.join(Stemmer.algorithms())}")
+        return Stemmer.Stemmer(self.stemmer)
+
     # -- the protocol ----------------------------------------------------------------
     def start(self, context: Context) -> None:
         """Empty the store for a new scenario (and check the stemmer's language)."""
-        self.stem_ = None
-        if self.stemmer:
-            import Stemmer
-            if self.stemmer not in Stemmer.algorithms():
-                raise ValueError(f"bm25 stemmer {self.stemmer!r} is not one of {', '.join(Stemmer.algorithms())}")
-            self.stem_ = Stemmer.Stemmer(self.stemmer)
+        self.stem_ = self._stemmer()
         self.context_ = context
         self.at_: list[float] = []
         self.texts_: list[str] = []
