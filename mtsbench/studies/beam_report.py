@@ -143,7 +143,8 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
     tune = set(plan["tune"])
     for run in plan["runs"]:
         folder = runs / run["name"]
-        if not (folder / "summary.json").exists():
+        if not (folder / "summary.json").exists() or \
+                json.loads((folder / "summary.json").read_text()).get("status") != "complete":
             raise ReportError(f"{folder}: no finished run (run the study first, or --only the runs you have)")
         s = saved[run["name"]] = Saved(folder)
         every = set(s.probes["chat"])
