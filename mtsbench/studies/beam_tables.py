@@ -53,8 +53,8 @@ def category_table(cats: pd.DataFrame, runs: list[str], size: int, scope: str) -
 
 def targets(table: pd.DataFrame, cats: pd.DataFrame, scope: str) -> list[str]:
     """The issue's targets, as measured, with their ratios."""
-    sizes = sorted(set(table["size"]))
-    big, small = sizes[-1], sizes[0]
+    big = shared_largest(table, ("mts", "flat_exact"))
+    small = min(table["size"])
     mts, flat, hnsw = (_at(table, n, big, scope) for n in ("mts", "flat_exact", "flat_hnsw"))
     rows = []
     if mts is not None and flat is not None:
@@ -70,10 +70,11 @@ def targets(table: pd.DataFrame, cats: pd.DataFrame, scope: str) -> list[str]:
                          f"{_p(mts[f'recall@{HEADLINE}t'])} vs {_p(hnsw[f'recall@{HEADLINE}t'])}, "
                          f"{_n(mts[measure])} vs {_n(hnsw[measure])}", _yes(ok)])
     for name in ("mts", "flat_exact", "flat_hnsw"):
-        a, b = _at(table, name, small, scope), _at(table, name, big, scope)
-        if a is not None and b is not None:
+        largest = shared_largest(table, (name,))
+        a, b = _at(table, name, small, scope), _at(table, name, largest, scope)
+        if a is not None and b is not None and largest != small:
             g1, g2 = b["work_per_turn"] / a["work_per_turn"], b["distances_per_turn"] / a["distances_per_turn"]
-            rows.append([f"{name}: work per turn at haystack {big:,} / at {small:,}" + (" <= 2" if name == "mts" else ""),
+            rows.append([f"{name}: work per turn at haystack {largest:,} / at {small:,}" + (" <= 2" if name == "mts" else ""),
                          f"{g1:.2f}x scored, {g2:.2f}x distances", _yes(g1 <= 2 and g2 <= 2) if name == "mts" else ""])
     ku = cats[(cats["category"] == "knowledge_update") & (cats["size"] == big) & (cats["scope"] == scope)]
     m, f = ku[ku["run"] == "mts"], ku[ku["run"] == "flat_exact"]
@@ -84,6 +85,18 @@ def targets(table: pd.DataFrame, cats: pd.DataFrame, scope: str) -> list[str]:
                      "flat_exact", f"mts {_p(mv)} (n={m.iloc[0]['later_above_n']}), flat_exact {_p(fv)} "
                      f"(n={f.iloc[0]['later_above_n']})", _yes(ok)])
     return _table(["target", "measured", "met"], rows)
+
+
+def shared_largest(table: pd.DataFrame, runs: tuple[str, ...]) -> int:
+    """The largest haystack size every one of ``runs`` that ran reached (a run planned at fewer sizes
+    is compared where it ran, not left out); the largest of all when none of them ran.
+
+    >>> t = pd.DataFrame({"run": ["a", "a", "b", "b", "b"], "size": [0, 10, 0, 10, 30]})
+    >>> shared_largest(t, ("a", "b")), shared_largest(t, ("b",)), shared_largest(t, ("c",))
+    (10, 30, 30)
+    """
+    sizes = [set(table.loc[table["run"] == r, "size"]) for r in runs if (table["run"] == r).any()]
+    return max(set.intersection(*sizes)) if sizes and set.intersection(*sizes) else max(table["size"])
 
 
 def _yes(ok) -> str:
@@ -206,14 +219,15 @@ def markdown(plan: dict, table: pd.DataFrame, cats: pd.DataFrame, saved: dict, m
             for scope in ("all", "held_out"):
                 lines += [f"## Systems by haystack size: {title} ({scope.replace('_', '-')})", "",
                           *size_table(table, kind, scope)]
-    if not cats.empty:
-        for scope in ("all", "held_out"):
-            lines += [f"## Per category at haystack {sizes[-1]:,} ({scope.replace('_', '-')})", "",
+    shown = sorted({sizes[-1], shared_largest(table, tuple(s for s in SYSTEMS if s in saved))})
+    for size, scope in ((size, scope) for size in reversed(shown) for scope in ("all", "held_out")):
+        if not cats.empty:
+            lines += [f"## Per category at haystack {size:,} ({scope.replace('_', '-')})", "",
                       f"Knowledge update: the updated statement's best rank above the original's when both are "
                       f"within {HEADLINE} tokens (ties 0.5), and the unconditional view; {', '.join(BOTH)}: "
                       "`all@` = every statement or event within the budget; abstention: false recall on relevance "
                       "alone (best used cosine >= 0.5).", "",
-                      *category_table(cats, list(SYSTEMS), sizes[-1], scope)]
+                      *category_table(cats, list(SYSTEMS), size, scope)]
     if any(r.get("base") for r in plan["runs"]):
         lines += [f"## Each mechanism off at haystack {sizes[-1]:,} (paired with `mts` per probe)", "",
                   *ablation_table(plan, saved, tune)]
