@@ -62,11 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     from .locomo_tables import write_report
 
     plan = load_plan(args.plan, only=args.only)
+    corrected = {CORRECTED: ["--corrections", str(args.corrections.resolve())]} if args.corrections else {}
+    if args.report_only and corrected:      # re-scoring saved runs needs only the corrected import
+        import_variants(args.data, args.work, corrected)
     if not args.report_only:
-        variants = dict(plan["data"])
-        if args.corrections is not None:
-            variants[CORRECTED] = ["--corrections", str(args.corrections.resolve())]
-        folders = import_variants(args.data, args.work, variants)
+        folders = import_variants(args.data, args.work, {**plan["data"], **corrected})
         jobs = [(r["name"], command(r, folders, plan.get("common", []), args.work / "runs" / r["name"]),
                  args.work / "runs" / r["name"]) for r in plan["runs"]]
         failed = runs.execute_all(jobs, args.jobs)
