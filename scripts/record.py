@@ -2,6 +2,12 @@
 
     python scripts/record.py [--parts recordings] [--commit] [--python PY] [--only NAME ...]
     python scripts/record.py --package [--parts recordings]
+    python scripts/record.py --parts NEW --replay-first CASSETTE --only NAME ...   # re-record after a change
+
+``--replay-first CASSETTE`` (``llm.replay_first``) answers every request an earlier cassette holds from
+it and asks the model only the others: after a change that alters some prompts (memory passing other
+associations into a label's prompt), a re-recording costs the new requests only. Record into a fresh
+``--parts`` folder, then move the chunks into ``recordings/`` and ``--package``.
 
 Each chunk is one scenario, recorded with ``llm=local llm.threads=1 llm.on_failure=skip`` under
 ``nice -n 19`` (the machine's other work keeps the CPU) into ``PARTS/NAME.jsonl``. A chunk is
@@ -87,13 +93,13 @@ def locomo_file(tmp: Path, python: str) -> Path:
     return target
 
 
-def record(name: str, parts: Path, python: str, tmp: Path) -> dict:
+def record(name: str, parts: Path, python: str, tmp: Path, replay_first: str | None = None) -> dict:
     """Record one chunk into ``parts/NAME.jsonl`` (via ``.part``); its metadata."""
     part = parts / f"{name}.jsonl.part"
     part.unlink(missing_ok=True)                       # an interrupted chunk starts again
-    scenario, extra = name, []
+    scenario, extra = name, [f"llm.replay_first={replay_first}"] if replay_first else []
     if name == LOCOMO:
-        scenario, extra = str(locomo_file(tmp, python)), ["ablate=inference"]
+        scenario, extra = str(locomo_file(tmp, python)), [*extra, "ablate=inference"]
     run_dir = tmp / "runs" / name
     cmd = ["nice", "-n", "19", python, *CLI,
            "run", *OVERRIDES, *extra, f"llm.record={part}", f"scenarios=[{scenario}]", f"hydra.run.dir={run_dir}"]
@@ -156,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="the interpreter with mtsbench[local] installed")
     parser.add_argument("--only", nargs="*", help="record only these chunks (default: all, in order)")
     parser.add_argument("--commit", action="store_true", help="commit each finished chunk")
+    parser.add_argument("--replay-first", help="a cassette whose answers are reused: only new requests reach the model")
     parser.add_argument("--package", action="store_true", help="rebuild the packaged cassette from the chunks")
     ns = parser.parse_args(argv)
     parts = Path(ns.parts).resolve()
@@ -173,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"record: {name} already recorded, skipped", flush=True)
                 continue
             print(f"record: {name} ...", flush=True)
-            meta = record(name, parts, ns.python, Path(t))
+            meta = record(name, parts, ns.python, Path(t), ns.replay_first)
             if meta["exit"] not in (0, 3) or meta.get("calls") is None:    # 3: too many failed calls, but done
                 print(f"record: {name} did not finish (exit {meta['exit']}: {' '.join(meta['stderr'])}); "
                       "a restart records it again", file=sys.stderr, flush=True)
