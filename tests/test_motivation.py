@@ -29,6 +29,10 @@ def test_policies_by_hand():
     assert Given(repeat_boost=0.2).solve(0.7, None, 1) == pytest.approx(0.9)
 
 
+@pytest.mark.xfail(strict=True, reason="regression of the arousal repair (issue 36), open: with hashing, perceived "
+                   "arousal keeps lifting generic turns ('... late again', '... broken again'); the casual question "
+                   "associates with them and is labelled 8.1, so it searches every tier (passes with "
+                   "arousal.perceived=false)")
 def test_important_question_reaches_deep_because_of_its_attention(cli):
     """Neither probe scripts a motivation; only labelling them separates the two."""
     solved = cli("check", EXAMPLE, "motivation=from_attention")
