@@ -229,7 +229,8 @@ def markdown(plan: dict, table: pd.DataFrame, cats: pd.DataFrame, saved: dict, m
                       "alone (best used cosine >= 0.5).", "",
                       *category_table(cats, list(SYSTEMS), size, scope)]
     if any(r.get("base") for r in plan["runs"]):
-        lines += [f"## Each mechanism off at haystack {sizes[-1]:,} (paired with `mts` per probe)", "",
+        off = [max(saved[r["name"]].sizes) for r in plan["runs"] if r.get("base") and r["name"] in saved]
+        lines += [f"## Each mechanism off at haystack {max(off or sizes):,} (paired with `mts` per probe)", "",
                   *ablation_table(plan, saved, tune)]
     lines += ["## Figures", "", *(f"![{Path(m).stem}]({m})" for m in made), ""]
     return lines
