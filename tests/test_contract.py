@@ -107,7 +107,8 @@ def test_option_runs(group, option, tmp_path):
         assert (probes["scored"] >= 1).all()
         # the store's attention stays finite and non-negative under every option
         if group == "llm" and option == "recorded":
-            return      # the cassette holds the runner's requests; this bare step loop asks others (noted, issue 36)
+            return      # the cassette holds the runner's requests; this bare loop skips the runner's reply
+                        # retrievals, whose recalls change what later labelling prompts quote
         scenario = load_all(cfg)[0]
         system = build_system(cfg, scenario)
         for step in scenario.steps:

@@ -63,7 +63,9 @@ class Saved:
     costs, wall time per scenario and the haystack's own record."""
 
     def __init__(self, folder: Path):
-        summary = json.loads((folder / "summary.json").read_text())
+        summary = json.loads((folder / "summary.json").read_text()) if (folder / "summary.json").exists() else {}
+        if summary.get("status") != "complete":
+            raise ReportError(f"{folder}: no finished run (run the study first, or --only the runs you have)")
         budgets = set((summary["overall"].get("evidence") or {}).get("budgets") or [])
         missing = [b for b in BUDGETS if b not in budgets]
         if missing:
@@ -143,9 +145,6 @@ def collect(plan: dict, runs: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[st
     tune = set(plan["tune"])
     for run in plan["runs"]:
         folder = runs / run["name"]
-        if not (folder / "summary.json").exists() or \
-                json.loads((folder / "summary.json").read_text()).get("status") != "complete":
-            raise ReportError(f"{folder}: no finished run (run the study first, or --only the runs you have)")
         s = saved[run["name"]] = Saved(folder)
         every = set(s.probes["chat"])
         for scope, chats in (("all", every), ("held_out", every - tune)):

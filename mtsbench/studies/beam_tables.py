@@ -219,9 +219,9 @@ def markdown(plan: dict, table: pd.DataFrame, cats: pd.DataFrame, saved: dict, m
             for scope in ("all", "held_out"):
                 lines += [f"## Systems by haystack size: {title} ({scope.replace('_', '-')})", "",
                           *size_table(table, kind, scope)]
-    shown = sorted({sizes[-1], shared_largest(table, tuple(s for s in SYSTEMS if s in saved))})
-    for size, scope in ((size, scope) for size in reversed(shown) for scope in ("all", "held_out")):
-        if not cats.empty:
+    shown = sorted({sizes[-1], shared_largest(table, tuple(s for s in SYSTEMS if s in saved))}, reverse=True)
+    for size in shown if not cats.empty else []:
+        for scope in ("all", "held_out"):
             lines += [f"## Per category at haystack {size:,} ({scope.replace('_', '-')})", "",
                       f"Knowledge update: the updated statement's best rank above the original's when both are "
                       f"within {HEADLINE} tokens (ties 0.5), and the unconditional view; {', '.join(BOTH)}: "
