@@ -21,6 +21,7 @@ an "on" cell fails, i.e. the system as configured breaks an expectation that app
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,10 +111,13 @@ def _available(embedder: str, overrides: list[str], config_dirs: list[str]) -> s
 
     cfg, _ = compose([*overrides, f"embedder={embedder}"], config_dirs)
     try:
-        build(cfg.embedder, "embedder")
+        component = build(cfg.embedder, "embedder")
     except Exception as e:  # noqa: BLE001 - an optional embedder's missing extra is a one-line error
         return str(e).splitlines()[0]
-    return None
+    # Building stores parameters only (the model loads on first encode): the modules an
+    # optional embedder lists in ``requires`` say whether its extra is installed.
+    missing = [m for m in getattr(component, "requires", ()) if importlib.util.find_spec(m) is None]
+    return f"{missing[0]} is not installed (embedder={embedder} needs its optional extra)" if missing else None
 
 
 def run_matrix(overrides: list[str], out: Path, embedders=EMBEDDERS, mechanisms=None, config_dirs=(),

