@@ -20,8 +20,8 @@ RESULTS = Path(__file__).parent / "results"
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_blas_thread():
-    """Benchmarks drive systems directly: limit BLAS as a run does (mtsbench.runner.run)."""
-    from mtsbench.runner import one_blas_thread
+    """Benchmarks drive systems directly: limit BLAS as a run does (mtsbench.harness.runner.run)."""
+    from mtsbench.harness.runner import one_blas_thread
 
     with one_blas_thread():
         yield

@@ -15,7 +15,7 @@ import argparse
 import json
 from datetime import datetime, timedelta
 
-from mtsbench.seeding import generator
+from mtsbench.core.seeding import generator
 
 WORDS = ("garden pottery violin camping adoption marathon painting museum beach hiking bakery guitar school "
          "conference puppy kitten novel poetry studio festival recipe soup lake mountain bicycle library "

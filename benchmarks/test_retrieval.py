@@ -13,8 +13,8 @@ import pytest
 from mtsbench.mechanisms.depth import Full, Linear
 from mtsbench.mechanisms.tiers import Flat, Thresholds
 from mtsbench.memory.retrieval import TieredSearch
-from mtsbench.seeding import generator
-from mtsbench.synthetic import synthetic_agent_memory
+from mtsbench.core.seeding import generator
+from mtsbench.systems.mts.synthetic import synthetic_agent_memory
 
 SIZES = [10_000, 100_000, 1_000_000]
 QUERIES = 50

@@ -3,7 +3,7 @@
 For each preset (``mts``, the seed design with summaries, consolidation and inference on;
 ``flat_rag``, one tier scanned exactly; ``mts_walk``, mts with ``index.arousal=walk``, at
 100k under reply and at 1M) and size, the system is built from the packaged
-configs, its memory pre-loaded (``mtsbench.preload``) and then runs every step of one
+configs, its memory pre-loaded (``mtsbench.systems.mts.preload``) and then runs every step of one
 generated dialogue (``DIALOGUE``: 4 days, 150 turns a day, 30 needles probed casually and
 then as a second thought, half of them awakened), under ``workload=probes`` at every size
 and also under ``workload=reply`` (every user turn retrieves k=5) at 100k. Measured:
@@ -38,14 +38,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mtsbench.config import compose
-from mtsbench.evidence import depths_of, first_ranks
+from mtsbench.config.composition import compose
+from mtsbench.evaluation.evidence import depths_of, first_ranks
 from mtsbench.llm.base import Item
-from mtsbench.preload import PreloadSpec, preload
-from mtsbench.runner import build_system, drive
+from mtsbench.systems.mts.preload import PreloadSpec, preload
+from mtsbench.harness.runner import build_system, drive
 from mtsbench.scenario.generate import GenerateSpec, write
 from mtsbench.scenario.loader import load_scenario
-from mtsbench.workload import Reply
+from mtsbench.harness.workload import Reply
 
 SIZES = [10_000, 100_000, 1_000_000]
 PRESETS = ["mts", "flat_rag"]

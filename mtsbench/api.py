@@ -86,15 +86,15 @@ class Run:
 
     @cached_property
     def results(self) -> pd.DataFrame:
-        from .results import FILE, load
+        from .outputs.results import FILE, load
 
         return load(self.path / FILE)[0]
 
     @cached_property
     def trace(self) -> pd.DataFrame:
         """Every memory event of ``trace.parquet``: ``scenario``, ``t``, ``event`` and one
-        column per field of the events (``mtsbench.stream.expand_fields``); empty if none."""
-        from .stream import read_trace
+        column per field of the events (``mtsbench.outputs.stream.expand_fields``); empty if none."""
+        from .outputs.stream import read_trace
 
         frame = read_trace(self.path)
         return frame if frame is not None else pd.DataFrame(columns=["scenario", "t", "event"])
@@ -102,8 +102,8 @@ class Run:
     @cached_property
     def timelines(self) -> pd.DataFrame:
         """``timelines.parquet``: scenario, index, step, memory, t, long, short, tier."""
-        from .stream import read_timelines
-        from .timelines import COLUMNS
+        from .outputs.stream import read_timelines
+        from .outputs.timelines import COLUMNS
 
         frame = read_timelines(self.path)
         return frame if frame is not None else pd.DataFrame(columns=COLUMNS)
@@ -171,8 +171,8 @@ def run(overrides: list[str] | tuple[str, ...] = (), out=None, config_dir=None,
     folder of your own configs, or a list of them, searched before the packaged ones (as
     ``mtsbench run --config-dir DIR``: new options, and files replacing packaged ones).
     ``multirun=True``: the sweep the overrides describe, returned as a ``Sweep`` (``run_sweep``)."""
-    from .config import compose
-    from .runner import run as run_config
+    from .config.composition import compose
+    from .harness.runner import run as run_config
 
     if multirun:
         return run_sweep(overrides, out, config_dir)

@@ -45,7 +45,7 @@ commands:
 def run_main(argv: list[str]) -> int:
     """``mtsbench run [-m] [--resume DIR] OVERRIDES``: exit 0, 1 (a sweep's job failed), 2 (a
     user's error, one line), 3 (too many LLM calls failed), 130/143 (SIGINT/SIGTERM)."""
-    from . import folder_lock
+    from .outputs import folder_lock
 
     previous = _own_signals()
     try:
@@ -53,7 +53,7 @@ def run_main(argv: list[str]) -> int:
     except (KeyboardInterrupt, Interrupted) as stop:    # before Hydra started the run or sweep
         return _fail(f"interrupted by {signal_name(stop)} before the run started", exit_code(stop))
     finally:
-        folder_lock.release_all()   # the run's or sweep's folder (mtsbench.folder_lock)
+        folder_lock.release_all()   # the run's or sweep's folder (mtsbench.outputs.folder_lock)
         _restore_signals(previous)
 
 
@@ -85,8 +85,8 @@ def _restore_signals(previous: list) -> None:
 
 
 def _run_main(argv: list[str]) -> int:
-    from . import sweep
-    from .config import check_run, searching, split_config_dirs, user_dirs
+    from .harness import sweep
+    from .config.composition import check_run, searching, split_config_dirs, user_dirs
 
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
@@ -113,7 +113,7 @@ def _run_main(argv: list[str]) -> int:
             pinned = pin_folder(cfg, key, folder)
     except (ConfigError, OutputError) as e:
         return _fail(str(e))
-    from .hydra_app import app, run_checked, sigterm_interrupts
+    from .harness.hydra_app import app, run_checked, sigterm_interrupts
 
     sys.argv = ["mtsbench", *without_dirs, *pinned]
     sweep.failed_jobs[:], sweep.warned_jobs[:] = [], []   # this command's sweep only, not an earlier one's
@@ -155,9 +155,9 @@ def pin_folder(cfg, key: str, folder: Path) -> list[str]:
 
 def _resume(argv: list[str]) -> list[str]:
     """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``), only its jobs
-    not complete run (``mtsbench.sweep.resume``); without overrides, the sweep's own, and
+    not complete run (``mtsbench.harness.sweep.resume``); without overrides, the sweep's own, and
     without ``--config-dir``, the sweep's own folders (``_recorded_sweep``)."""
-    from . import sweep
+    from .harness import sweep
 
     if "--resume" not in argv:
         return argv
@@ -175,7 +175,7 @@ def _resume(argv: list[str]) -> list[str]:
     given = {a.partition("=")[0].lstrip("+~") for a in rest if "=" in a}
     rest += [o for o in _recorded_sweeper(folder / "multirun.yaml") if o.partition("=")[0].lstrip("+~") not in given]
     sweep.resume = folder
-    from .config import split_config_dirs
+    from .config.composition import split_config_dirs
 
     if not split_config_dirs(rest)[0]:      # the sweep's own --config-dir folders, unless given again
         rest = [*recorded_dirs, *rest]
@@ -203,7 +203,7 @@ def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
     YAML Hydra writes there."""
     import yaml
 
-    from .config import SEARCH_PROVIDER
+    from .config.composition import SEARCH_PROVIDER
 
     try:
         recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -230,7 +230,7 @@ def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
 def _sweep_stopped(stop: BaseException) -> str:
     """The one line of a sweep stopped by a signal: how its jobs stand, how to resume it."""
     from .report.jobs import find_jobs
-    from .sweep import last_sweep_dir
+    from .harness.sweep import last_sweep_dir
 
     if last_sweep_dir is None:
         return f"interrupted by {signal_name(stop)} before any job started"
@@ -246,9 +246,9 @@ def _sweep_stopped(stop: BaseException) -> str:
 
 
 def _locked(folder: Path, setting: str) -> None:
-    """Take ``folder``'s lock (``mtsbench.folder_lock``), saying so if a stale one was taken over;
+    """Take ``folder``'s lock (``mtsbench.outputs.folder_lock``), saying so if a stale one was taken over;
     ``ConfigError`` if another process writes there; ``OutputError`` if it cannot be made."""
-    from . import folder_lock
+    from .outputs import folder_lock
 
     try:
         note = folder_lock.acquire(folder, setting)
@@ -285,7 +285,7 @@ def split_check_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def check_main(argv: list[str]) -> int:
-    from . import folder_lock
+    from .outputs import folder_lock
 
     parser = argparse.ArgumentParser(prog="mtsbench check", description="Run scenarios with the reference "
                                      "configuration (plus overrides); exit 1 if any expectation fails.")
@@ -318,8 +318,8 @@ def check_main(argv: list[str]) -> int:
 
 
 def _matrix(ns: argparse.Namespace) -> int:
-    """``mtsbench check --matrix``: the behaviour suite (``mtsbench.behaviour.check``)."""
-    from . import behaviour
+    """``mtsbench check --matrix``: the behaviour suite (``mtsbench.studies.behaviour.check``)."""
+    from .studies import behaviour
 
     paths, overrides = split_check_args(ns.args)
     if paths:
@@ -339,9 +339,9 @@ def _matrix(ns: argparse.Namespace) -> int:
 
 def _check(ns: argparse.Namespace, out: Path) -> int:
     """``mtsbench check`` into ``out`` (``--out``, kept; else a temporary folder, removed after)."""
-    from .config import compose, overrides_set_scenarios
+    from .config.composition import compose, overrides_set_scenarios
     from .report.markdown import failures, passed_line, table
-    from .runner import run
+    from .harness.runner import run
 
     paths, overrides = split_check_args(ns.args)
     where = out if ns.out else "not kept (--out DIR keeps them)"
@@ -362,7 +362,7 @@ def _check(ns: argparse.Namespace, out: Path) -> int:
     if len(failed):
         print(table(failed, ["scenario", "index", "step", "check", "value", "expected"]))
         return 1
-    from .hydra_app import _failure_warning, _overall
+    from .harness.hydra_app import _failure_warning, _overall
 
     warning = _failure_warning(_overall(out))
     return _fail(warning, 3) if warning else 0
@@ -399,7 +399,7 @@ def report_main(argv: list[str]) -> int:
 
 
 def evaluate_main(argv: list[str]) -> int:
-    from .outputs import evaluate_runs
+    from .harness.finish import evaluate_runs
 
     parser = argparse.ArgumentParser(prog="mtsbench evaluate", description="Recompute metrics.csv, summary.json "
                                      "and report.md of a finished run (or of every job of a sweep) from its "
@@ -446,7 +446,7 @@ def _generate(argv):
 
 
 def _calibrate(argv):
-    from .calibrate_cli import calibrate_main
+    from .calibration.cli import calibrate_main
 
     return calibrate_main(argv)
 

@@ -108,7 +108,7 @@ def _hydra_query(words: list[str], new_word: bool) -> list[str]:
         elif w in ("-m", "--multirun") or w.startswith("--config-dir=") or ("=" in w and not w.startswith("-")):
             kept.append(w)
     line = " ".join(["mtsbench", *kept, *([typing] if typing is not None else [])]) + (" " if typing is None else "")
-    from .hydra_app import app
+    from .harness.hydra_app import app
 
     out = io.StringIO()
     saved_argv, saved_env = sys.argv, {k: os.environ.get(k) for k in ("COMP_LINE", "COMP_POINT")}

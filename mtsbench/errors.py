@@ -3,7 +3,7 @@
 The bottom of the import graph: this module imports nothing from the rest of mtsbench,
 so any module (the CLI, the Hydra app, sweeps, the pytest plugin) can use it without
 importing another. The classes are re-exported where they used to live
-(``mtsbench.config.ConfigError``, ``mtsbench.scenario.loader.ScenarioError``, ...).
+(``mtsbench.config.composition.ConfigError``, ``mtsbench.scenario.loader.ScenarioError``, ...).
 
 - user-facing (``USER_ERRORS``; ``str(error)`` is one line): ``ConfigError`` (a bad
   override or config), ``ScenarioError`` (a malformed scenario), ``LLMError`` (a failed

@@ -35,7 +35,7 @@ calls; a LoCoMo conversation has 419 turns).
 Replay a chunk with ``mtsbench run llm=replay llm.cassette=PARTS/NAME.jsonl scenarios=[NAME]``.
 
 The first chunk, ``checker``, is not a scenario: it records the component checker's calls
-(``mtsbench.checks.check_llm``: one example call per task, outside any scenario), which the
+(``mtsbench.evaluation.checks.check_llm``: one example call per task, outside any scenario), which the
 contract tests replay with ``llm=recorded``.
 
 ``--package`` rebuilds the packaged cassette (``PACKAGED``, what ``llm=recorded`` replays) from
@@ -60,9 +60,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 NEW = ["field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
 LOCOMO = "locomo_conv_26"
-CHECKER = "checker"     # the component checker's calls (mtsbench.checks.check_llm), outside any scenario
-CHECK_LLM = ("import sys; from hydra.utils import instantiate; from mtsbench.checks import check_llm; "
-             "from mtsbench.config import compose; "
+CHECKER = "checker"     # the component checker's calls (mtsbench.evaluation.checks.check_llm), outside any scenario
+CHECK_LLM = ("import sys; from hydra.utils import instantiate; from mtsbench.evaluation.checks import check_llm; "
+             "from mtsbench.config.composition import compose; "
              "check_llm(instantiate(compose(sys.argv[1:])[0].llm))")
 CLI = ["-P", "-c", "import sys; from mtsbench.cli import main; sys.exit(main())"]   # `mtsbench` with a given python
 OVERRIDES = ["llm=local", "llm.threads=1", "llm.on_failure=skip"]

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mtsbench.config import compose
-from mtsbench.runner import run
+from mtsbench.config.composition import compose
+from mtsbench.harness.runner import run
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 

@@ -1,11 +1,11 @@
 """False recall of abstaining probes: the best score an unanswerable question returned,
-against ``evaluation.abstain_threshold`` (``mtsbench.evidence``)."""
+against ``evaluation.abstain_threshold`` (``mtsbench.evaluation.evidence``)."""
 
 import json
 
 import pandas as pd
 
-from mtsbench import evidence
+from mtsbench.evaluation import evidence
 from mtsbench.scenario.model import Expect, Step
 
 SCENARIO = """\

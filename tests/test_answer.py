@@ -5,7 +5,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from mtsbench.answer import Answering, answer_step, context_proxy, score_probe, token_f1, tokens
+from mtsbench.evaluation.answer import Answering, answer_step, context_proxy, score_probe, token_f1, tokens
 from mtsbench.errors import ConfigError
 from mtsbench.llm.tasks import REGISTRY
 from mtsbench.llm.base import Meter
@@ -119,7 +119,7 @@ def _with_answers(monkeypatch, answer="a sore throat"):
     """Run cold_then_fever with a gold answer on its probe (as an imported probe would have)."""
     from dataclasses import replace
 
-    from mtsbench import runner
+    from mtsbench.harness import runner
     from mtsbench.scenario.catalog import resolve
     from mtsbench.scenario.loader import load_scenario
 
@@ -133,8 +133,8 @@ def _with_answers(monkeypatch, answer="a sore throat"):
 def test_a_run_scores_probes_with_the_proxy_under_the_mock(monkeypatch, tmp_path):
     import json
 
-    from mtsbench.config import compose
-    from mtsbench.runner import run
+    from mtsbench.config.composition import compose
+    from mtsbench.harness.runner import run
 
     _with_answers(monkeypatch)
     cfg, choices = compose(["answer.enabled=true"])
@@ -152,8 +152,8 @@ def test_a_run_scores_probes_with_the_proxy_under_the_mock(monkeypatch, tmp_path
 def test_a_run_with_a_model_answers_judges_and_meters_the_probe(monkeypatch, tmp_path):
     import json
 
-    from mtsbench.config import compose
-    from mtsbench.runner import run
+    from mtsbench.config.composition import compose
+    from mtsbench.harness.runner import run
 
     _with_answers(monkeypatch)
     with FakeOpenAI() as server:

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_import_leaves_blas_threads_and_environment_alone():
     code = ("import os, numpy; from threadpoolctl import threadpool_info; "
-            "before = [i['num_threads'] for i in threadpool_info()]; import mtsbench, mtsbench.runner; "
+            "before = [i['num_threads'] for i in threadpool_info()]; import mtsbench, mtsbench.harness.runner; "
             "after = [i['num_threads'] for i in threadpool_info()]; "
             "assert before == after, (before, after); assert 'OPENBLAS_NUM_THREADS' not in os.environ; print('ok')")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}

@@ -1,11 +1,11 @@
-"""Attention measured against what is later asked (mtsbench.attention_auc): by hand and end to end."""
+"""Attention measured against what is later asked (mtsbench.evaluation.attention_auc): by hand and end to end."""
 
 import json
 
 import numpy as np
 import pandas as pd
 
-from mtsbench.attention_auc import attention_block, later_evidence, roc_auc
+from mtsbench.evaluation.attention_auc import attention_block, later_evidence, roc_auc
 from mtsbench.scenario.loader import load_scenario
 
 SCENARIO = """\

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtsbench import behaviour
+from mtsbench.studies import behaviour
 
 # (embedder, variant, condition) -> (the outcome it has, why)
 DIFFERS = {

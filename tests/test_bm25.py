@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from omegaconf import OmegaConf
 
 from mtsbench.errors import ConfigError
-from mtsbench.resources import CONFIG_DIR
+from mtsbench.core.resources import CONFIG_DIR
 from mtsbench.scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
 from mtsbench.systems.base import (UNSUPPORTED, Context, EventOf, Idle, MemorySystem, Observation, Query, Ranking,
                                    Tick)

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from mtsbench.calibrate import attention_scores, event_decisions, fact_matches, spearman
+from mtsbench.calibration.calibrate import attention_scores, event_decisions, fact_matches, spearman
 
 SCENARIOS = ["scenarios=[milk_allergy,disneyland_twice,cold_then_fever]"]
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mtsbench.checks import CHECKERS, CHECKS, check_component, run_check
+from mtsbench.evaluation.checks import CHECKERS, CHECKS, check_component, run_check
 from mtsbench.embed.hashing import Hashing
 from mtsbench.llm.mock import MockLLM
 from mtsbench.mechanisms.accumulate import NoisyOr
@@ -22,7 +22,7 @@ from mtsbench.processes.labelling import CommonSense, Labelled
 from mtsbench.systems.base import Ranking, UNSUPPORTED
 from mtsbench.systems.bm25 import Bm25System
 from mtsbench.mechanisms.motivation import FromAttention
-from mtsbench.workload import Reply
+from mtsbench.harness.workload import Reply
 
 
 # -- one broken component per group --------------------------------------------------------

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtsbench.evaluate import COLUMNS, WALL_CLOCK_COLUMNS
-from mtsbench.stream import trace_events
+from mtsbench.evaluation.evaluate import COLUMNS, WALL_CLOCK_COLUMNS
+from mtsbench.outputs.stream import trace_events
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"

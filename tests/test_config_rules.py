@@ -1,4 +1,4 @@
-"""Typed, ranged configuration (each component's declared parameters, mtsbench.params):
+"""Typed, ranged configuration (each component's declared parameters, mtsbench.core.params):
 every bad override is one line and exit 2 before anything runs, for `run`, `run -m` and
 `check`; every numeric field of every packaged option is a declared parameter."""
 
@@ -12,9 +12,10 @@ import pytest
 from hydra.utils import get_object
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from mtsbench import config_check, params
+from mtsbench.config import check as config_check
+from mtsbench.core import params
 from mtsbench.cli import main
-from mtsbench.config import compose, groups
+from mtsbench.config.composition import compose, groups
 from mtsbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -193,7 +194,7 @@ def _declaration(cfg, path):
 def test_every_numeric_leaf_of_every_option_is_a_declared_parameter(composed):
     missing = sorted({f"{leaf} ({name})" for name, cfg in composed.items() for leaf in _numeric_leaves(cfg)
                       if _declaration(cfg, leaf) is None})
-    assert not missing, f"declare a type (mtsbench.params) in the constructor for: {', '.join(missing)}"
+    assert not missing, f"declare a type (mtsbench.core.params) in the constructor for: {', '.join(missing)}"
     numbers = {leaf: _declaration(cfg, leaf) for cfg in composed.values() for leaf in _numeric_leaves(cfg)}
     unbounded = sorted(leaf for leaf, tp in numbers.items() if not re.search(r">|<|from|one of", params.expected(tp)))
     assert unbounded == ["attention.min_relevance", "evaluation.abstain_threshold", "llm.relevance_floor",

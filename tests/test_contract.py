@@ -1,7 +1,7 @@
 """Every option of every mechanism group: passes its checker and the generic checks, and runs
 a scenario end to end.
 
-One test item per (group, option, check): the checks are ``mtsbench.checks.CHECKS``
+One test item per (group, option, check): the checks are ``mtsbench.evaluation.checks.CHECKS``
 (contract, constructor, deterministic, deepcopy). Backends that need a server run against
 the local fake OpenAI-compatible server; the replay backend answers from a cassette
 recorded against it in the same test.
@@ -14,10 +14,10 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from mtsbench.checks import CHECKERS, CHECKS, check_component, run_check
-from mtsbench.config import compose, groups, mechanism_groups
+from mtsbench.evaluation.checks import CHECKERS, CHECKS, check_component, run_check
+from mtsbench.config.composition import compose, groups, mechanism_groups
 from mtsbench.llm.testing import FakeOpenAI
-from mtsbench.runner import build_system, drive, load_all, run
+from mtsbench.harness.runner import build_system, drive, load_all, run
 
 OPTIONS = [(g, o) for g, opts in mechanism_groups().items() for o in opts]
 # Options known to break a generic check, with what breaks: each is an expected failure (strict:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mtsbench.copies import copied
+from mtsbench.evaluation.copies import copied
 from mtsbench.llm.tasks import REGISTRY
 
 # a model that copies the examples: the mock answers from these hints, as Qwen2.5-Coder-1.5B did
@@ -48,7 +48,7 @@ def test_an_answer_copies_an_example_only_with_what_its_scenario_does_not_say(an
 def test_a_trace_without_answers_counts_nothing():
     import pandas as pd
 
-    from mtsbench.copies import answers, count
+    from mtsbench.evaluation.copies import answers, count
 
     said = answers(pd.DataFrame({"scenario": ["s"], "t": [0.0], "event": ["scored"]}))
     assert list(said.columns) == ["scenario", "task", "what", "answer"] and said.empty

@@ -4,9 +4,9 @@ counted, nothing counted twice and nothing lost; the ledger of processes is the 
 
 from __future__ import annotations
 
-from mtsbench import costs
-from mtsbench.config import compose
-from mtsbench.runner import load_all, run_scenario
+from mtsbench.core import costs
+from mtsbench.config.composition import compose
+from mtsbench.harness.runner import load_all, run_scenario
 
 
 def test_steps_and_processes_add_up_to_the_meter():

@@ -1,4 +1,4 @@
-"""Evidence credit a memory's text earns (mtsbench.credit) and the chance baseline, on hand-made cases."""
+"""Evidence credit a memory's text earns (mtsbench.evaluation.credit) and the chance baseline, on hand-made cases."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
-from mtsbench import evidence
-from mtsbench.credit import EvidenceCredit, carried, content_words
+from mtsbench.evaluation import evidence
+from mtsbench.evaluation.credit import EvidenceCredit, carried, content_words
 
 TURN = ("Ana: I joined a chess club downtown yesterday and it was really exciting. "
         "The old players taught me clever openings. I plan to enter the spring tournament.")

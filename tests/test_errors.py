@@ -8,11 +8,11 @@ import pytest
 
 import mtsbench.errors as errors
 
-OLD_HOMES = {"ConfigError": "mtsbench.config", "ReportError": "mtsbench.report.jobs", "LLMError": "mtsbench.llm.base",
+OLD_HOMES = {"ConfigError": "mtsbench.config.composition", "ReportError": "mtsbench.report.jobs", "LLMError": "mtsbench.llm.base",
              "TransportError": "mtsbench.llm.chat", "AnswerError": "mtsbench.llm.tasks",
              "ScenarioError": "mtsbench.scenario.loader", "DataError": "mtsbench.scenario.importers.common",
              "GenerateError": "mtsbench.scenario.generate"}
-ENTRY_MODULES = ("mtsbench.cli", "mtsbench.hydra_app", "mtsbench.sweep")
+ENTRY_MODULES = ("mtsbench.cli", "mtsbench.harness.hydra_app", "mtsbench.harness.sweep")
 
 
 def test_errors_imports_nothing_from_mtsbench():

@@ -5,18 +5,18 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtsbench import evidence
-from mtsbench.config import compose
-from mtsbench.evaluate import COLUMNS
+from mtsbench.evaluation import evidence
+from mtsbench.config.composition import compose
+from mtsbench.evaluation.evaluate import COLUMNS
 from mtsbench.memory.attention import DualAttention
 from mtsbench.memory.index import TierIndexes
 from mtsbench.memory.retrieval import TieredSearch
 from mtsbench.memory.store import MemoryStore
 from mtsbench.mechanisms.decay import Exponential, PowerLaw
 from mtsbench.mechanisms.depth import Escalate, Linear
-from mtsbench.runner import run
+from mtsbench.harness.runner import run
 from mtsbench.scenario.model import Expect, Step
-from mtsbench.stream import trace_events
+from mtsbench.outputs.stream import trace_events
 
 DEPTHS = (5, 10, 25, 50)
 

@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mtsbench.config import ConfigError, compose
+from mtsbench.config.composition import ConfigError, compose
 from mtsbench.memory.store import MemoryStore
-from mtsbench.preload import PreloadSpec, preload
-from mtsbench.runner import build_system, run
+from mtsbench.systems.mts.preload import PreloadSpec, preload
+from mtsbench.harness.runner import build_system, run
 from mtsbench.scenario.generate import GenerateError, GenerateSpec, render, write
 from mtsbench.scenario.loader import load_scenario
 from mtsbench.scenario.vocab import NEEDLES
-from mtsbench.stream import trace_events
+from mtsbench.outputs.stream import trace_events
 
 SMALL = ["--days", "5", "--turns-per-day", "12", "--needles", "4", "--probe-min-days", "2"]
 

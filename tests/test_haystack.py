@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtsbench.errors import ConfigError
-from mtsbench.haystack import Haystack, HaystackOptions, messages_of, since
+from mtsbench.harness.haystack import Haystack, HaystackOptions, messages_of, since
 from mtsbench.scenario.model import OBSERVED_KINDS, Scenario, Step
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

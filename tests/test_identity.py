@@ -54,13 +54,13 @@ def test_text_similarity_ignores_function_words_and_case():
 
 
 def _run(tmp_path, yaml_text, name="keyless"):
-    from mtsbench.config import compose
-    from mtsbench.runner import run
+    from mtsbench.config.composition import compose
+    from mtsbench.harness.runner import run
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml_text)
     cfg, choices = compose([f"scenarios=[{path}]"])
     run(cfg, tmp_path / "run", choices)
-    from mtsbench.stream import trace_events
+    from mtsbench.outputs.stream import trace_events
     return trace_events(tmp_path / "run")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mtsbench.scenario import load_scenario
-from mtsbench.stream import trace_events
+from mtsbench.outputs.stream import trace_events
 
 DATA = Path(__file__).parent / "data" / "import"
 LOCOMO = DATA / "locomo_small.json"

@@ -3,9 +3,9 @@ those that associated it (Memory.link), read with no distance computed."""
 
 import numpy as np
 
-from mtsbench import costs
-from mtsbench.config import compose
-from mtsbench.runner import build_system, drive
+from mtsbench.core import costs
+from mtsbench.config.composition import compose
+from mtsbench.harness.runner import build_system, drive
 from mtsbench.scenario.loader import load_scenario
 
 STEPS = """id: links

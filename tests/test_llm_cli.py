@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtsbench.evaluate import WALL_CLOCK_COLUMNS
+from mtsbench.evaluation.evaluate import WALL_CLOCK_COLUMNS
 from mtsbench.llm.testing import FakeOpenAI
 
 SECRET = "sk-mtsbench-test-9d41f07c2b"

@@ -2,8 +2,8 @@
 
 from hydra.utils import instantiate
 
-from mtsbench.checks import check_component
-from mtsbench.config import compose, groups
+from mtsbench.evaluation.checks import check_component
+from mtsbench.config.composition import compose, groups
 from mtsbench.llm.mock import MockLLM
 from mtsbench.llm.openai_backend import OpenAILLM
 from mtsbench.llm.replay import ReplayLLM

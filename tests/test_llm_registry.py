@@ -80,7 +80,7 @@ def test_each_backends_task_methods_have_the_tasks_signatures(backend):
 
 
 def test_the_mock_has_no_evaluation_tasks():
-    """A probe's answer is scored only by a backend with an ``answer`` task (mtsbench.answer)."""
+    """A probe's answer is scored only by a backend with an ``answer`` task (mtsbench.evaluation.answer)."""
     assert not hasattr(MockLLM(), "answer") and not hasattr(MockLLM(), "judge_answer")
     with pytest.raises(NotImplementedError, match="the mock has no answer for task answer"):
         MockLLM().ask(REGISTRY["answer"], "Q?", [])

@@ -12,8 +12,8 @@ from mtsbench.llm.base import LLM, Association, EventTag, Fact, Impression, Item
 from mtsbench.llm.mock import MockLLM, call_inputs
 from mtsbench.llm.tasks import REGISTRY, TASKS, AnswerError, extract_json, validate
 from mtsbench.scenario.model import Hints
-from mtsbench.seeding import generator
-from mtsbench.units import DAY
+from mtsbench.core.seeding import generator
+from mtsbench.core.units import DAY
 
 ALLERGY = Fact(key="user.allergy.milk", value=True, text="The user is allergic to milk", belief=0.8)
 TURNS = [

@@ -16,7 +16,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from mtsbench.scenario import load_scenario
-from mtsbench.stream import trace_events
+from mtsbench.outputs.stream import trace_events
 
 ENV = "MTSBENCH_LOCOMO"
 LOCOMO = os.environ.get(ENV, "")

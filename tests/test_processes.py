@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtsbench.config import compose
-from mtsbench.runner import build_system, drive, run
+from mtsbench.config.composition import compose
+from mtsbench.harness.runner import build_system, drive, run
 from mtsbench.scenario.loader import load_scenario
 
 DAY = 86400.0

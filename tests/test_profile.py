@@ -1,4 +1,4 @@
-"""Error profiles (``mtsbench.llm.profile``, ``profiled``, ``mtsbench.profile_fit``): the math
+"""Error profiles (``mtsbench.llm.profile``, ``profiled``, ``mtsbench.calibration.profile_fit``): the math
 against hand-computed values, the file's checks, the fit's determinism, and a regression run
 of the packaged profile against committed results.
 
@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mtsbench.errors import ConfigError
-from mtsbench.evaluate import WALL_CLOCK_COLUMNS
+from mtsbench.evaluation.evaluate import WALL_CLOCK_COLUMNS
 from mtsbench.llm import profile as pm
 from mtsbench.llm.base import Association, Item
 from mtsbench.llm.mock import MockLLM
@@ -114,7 +114,7 @@ def test_fitting_the_same_runs_twice_gives_the_same_profile(cli, tmp_path):
 
 
 def test_the_attention_fit_is_the_models_scores_per_mock_bin():
-    from mtsbench.profile_fit import fit_attention
+    from mtsbench.calibration.profile_fit import fit_attention
 
     steps = [f"s{i}" for i in range(12)]
     a = pd.DataFrame({"scenario": "x", "step": steps, "score": [1.0] * 6 + [9.0] * 6})

@@ -11,7 +11,7 @@ import sys
 
 from pathlib import Path
 
-from mtsbench.progress import StepLog
+from mtsbench.harness.progress import StepLog
 
 
 def mtsbench_exe() -> list[str]:

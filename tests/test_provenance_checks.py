@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mtsbench.config import compose
-from mtsbench.runner import run_scenario
+from mtsbench.config.composition import compose
+from mtsbench.harness.runner import run_scenario
 from mtsbench.scenario import ScenarioError, load_scenario
 from mtsbench.scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mtsbench.evaluate import WALL_CLOCK_COLUMNS
+from mtsbench.evaluation.evaluate import WALL_CLOCK_COLUMNS
 from mtsbench.llm.cassette import read
-from mtsbench.resources import CASSETTE_DIR
+from mtsbench.core.resources import CASSETTE_DIR
 
 GOLDEN = Path(__file__).parent / "data" / "recorded" / "metrics.csv"
 CASSETTE = CASSETTE_DIR / "qwen2.5-coder-1.5b-instruct-q4_k_m.jsonl"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from omegaconf import open_dict
 
-from mtsbench.config import compose
+from mtsbench.config.composition import compose
 from mtsbench.embed.chance import measure
 from mtsbench.embed.hashing import Hashing
 from mtsbench.llm.base import Item
@@ -25,7 +25,7 @@ from mtsbench.memory.memory import Memory
 from mtsbench.memory.retrieval import Retrieval, SearchCost, TieredSearch
 from mtsbench.processes.labelling import Associative, CommonSense
 from mtsbench.processes.perceive import Perception
-from mtsbench.runner import build_system, drive
+from mtsbench.harness.runner import build_system, drive
 from mtsbench.scenario.loader import load_scenario
 
 REPO = Path(__file__).resolve().parent.parent

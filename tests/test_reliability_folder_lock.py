@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from mtsbench.folder_lock import LOCK_FILE
+from mtsbench.outputs.folder_lock import LOCK_FILE
 
 SLOW = ["preload.memories=20000", "scenarios=[milk_allergy]"]     # a run of several seconds
 

@@ -1,7 +1,7 @@
 """A sweep killed outright (issue 28, items 1 and 9): SIGKILL of ``mtsbench run -m`` no longer
 leaves its workers running (parent PID 1, still writing job folders that
 a ``--resume`` then wrote too, ending ``complete`` beside a trace missing rows): they die with
-it (the local launcher's ``_die_with``), a job folder has one writer at a time (``mtsbench.folder_lock``),
+it (the local launcher's ``_die_with``), a job folder has one writer at a time (``mtsbench.outputs.folder_lock``),
 and a resumed sweep re-runs the jobs not complete into whole files. The soak: a 16-job sweep
 killed at staggered points and resumed three times ends as an uninterrupted one, byte for
 byte (but the timings: ``latency_ms``, and the working folder in Hydra's ``hydra.yaml``)."""
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from mtsbench.folder_lock import LOCK_FILE
+from mtsbench.outputs.folder_lock import LOCK_FILE
 from mtsbench.report.status import job_status
 
 DEATH_WAIT = 5.0        # seconds within which every process of a killed sweep must be gone
@@ -154,7 +154,7 @@ def test_a_killed_sweep_leaves_no_worker_and_resume_completes_every_job_whole(cl
 
 HOLDER = """
 import sys, time
-from mtsbench import folder_lock
+from mtsbench.outputs import folder_lock
 folder_lock.acquire(sys.argv[1], "test")
 print("locked", flush=True)
 if sys.argv[2] == "stdin":

@@ -72,7 +72,7 @@ def stalled_after_first_scenario(tmp_path, chunk_rows: int | None = None, sigint
     with FakeOpenAI(answer=answer) as server:
         args.append(f"llm.base_url={server.url}")
         command = [*mtsbench_exe(), *args] if chunk_rows is None else [sys.executable, "-c", (
-            f"import sys, mtsbench.runner; mtsbench.runner.CHUNK_ROWS = {chunk_rows}; "
+            f"import sys, mtsbench.harness.runner; mtsbench.harness.runner.CHUNK_ROWS = {chunk_rows}; "
             f"from mtsbench.cli import main; sys.exit(main({args!r}))")]
         ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None
         proc = subprocess.Popen(command, cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -3,7 +3,7 @@ anything runs, in one line naming the place and what was expected, exit 2, nothi
 
 import pytest
 
-from mtsbench import config_rules
+from mtsbench.config import rules as config_rules
 from mtsbench.scenario import times
 
 REFUSED = [
@@ -50,7 +50,7 @@ def test_resume_of_a_sweep_with_a_corrupt_multirun_yaml_is_one_line(cli, tmp_pat
 
 def test_a_scenario_file_reached_twice_is_refused(cli, tmp_path):
     """By name and by path (not the same text: only the files tell)."""
-    from mtsbench.resources import SCENARIO_DIR
+    from mtsbench.core.resources import SCENARIO_DIR
 
     r = cli("check", f"scenarios=[milk_allergy,{SCENARIO_DIR / 'milk_allergy.yaml'}]")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
@@ -71,7 +71,7 @@ def test_generate_refuses_days_beyond_the_clock(cli, tmp_path):
 
 
 def test_the_generators_cap_is_the_clocks():
-    from mtsbench.params import expected, parameters
+    from mtsbench.core.params import expected, parameters
     from mtsbench.scenario.generate import GenerateSpec
 
     assert expected(parameters(GenerateSpec)["days"].type) == f"an integer from 0 to {times.MAX_DAYS}"

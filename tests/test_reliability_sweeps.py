@@ -103,7 +103,7 @@ def test_the_sweeps_last_line_names_the_jobs_that_failed_or_missed_an_expectatio
     failed job (number, overrides, failure.json) and each job with a failed expectation."""
     from omegaconf import OmegaConf
 
-    from mtsbench.sweep import SweepSummary
+    from mtsbench.harness.sweep import SweepSummary
 
     sweep = tmp_path / "sweep"
     _job(sweep / "0", "complete", done=2)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mtsbench.results import FILE, load
+from mtsbench.outputs.results import FILE, load
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
@@ -102,7 +102,7 @@ def test_bm25_runs_every_bundled_scenario_with_unsupported_state(cli, tmp_path):
 
 def test_recall_at_a_token_budget_by_hand():
     """A long memory pays for its length: evidence counts only within B tokens."""
-    from mtsbench.evidence import probe_fields
+    from mtsbench.evaluation.evidence import probe_fields
     from mtsbench.scenario.model import Expect, Step
 
     step = Step(9, "q", 0.0, "probe", "?", expect=Expect(recall=("a", "b", "c"), k=3))
@@ -136,7 +136,7 @@ def test_a_run_streamed_in_small_chunks_writes_the_same_outputs(finished, tmp_pa
     args = ["run", "scenarios=[milk_allergy,disneyland_twice,cold_then_fever_zh]", "generate.days=2",
             "generate.turns_per_day=12", "generate.needles=3", "generate.probe_min_days=1",
             "generate.probe_max_days=1", f"hydra.run.dir={out}"]
-    code = f"import sys, mtsbench.runner; mtsbench.runner.CHUNK_ROWS = 9; from mtsbench.cli import main; " \
+    code = f"import sys, mtsbench.harness.runner; mtsbench.harness.runner.CHUNK_ROWS = 9; from mtsbench.cli import main; " \
            f"sys.exit(main({args!r}))"
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -158,7 +158,7 @@ def test_the_trace_keeps_every_field_through_parquet(tmp_path):
     import pyarrow.parquet as pq
 
     from mtsbench.api import Run
-    from mtsbench.stream import SCHEMAS, RunWriter, join_parts, trace_events
+    from mtsbench.outputs.stream import SCHEMAS, RunWriter, join_parts, trace_events
 
     class Scenario:
         def __init__(self, sid):
@@ -191,7 +191,7 @@ def test_the_trace_keeps_every_field_through_parquet(tmp_path):
 def test_runs_written_before_parquet_are_still_read(tmp_path):
     from mtsbench.api import Run
     from mtsbench.report.data import _events
-    from mtsbench.stream import read_timelines, trace_events
+    from mtsbench.outputs.stream import read_timelines, trace_events
 
     events = [{"scenario": "s", "t": 0.0, "event": "created", "id": 1, "tier": 0},
               {"scenario": "s", "t": 5.0, "event": "moved", "ids": [1], "to": [2], "why": "rebalance"},

@@ -12,7 +12,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from mtsbench.config import compose, groups
+from mtsbench.config.composition import compose, groups
 from mtsbench.embed.hashing import Hashing
 from mtsbench.memory.graph_index import SharedGraphIndex
 from mtsbench.memory.index import TierIndexes
@@ -178,7 +178,7 @@ def test_default_is_dense_and_unchanged():
     cfg, _ = compose(["preset=generative_agents", "retrieval=bm25"])    # a preset's formula keeps its relevance
     assert cfg.retrieval._target_.endswith("WeightedMinMax") and cfg.retrieval.relevance._target_.endswith(".Bm25")
     # dense: the index is not wrapped and a text changes nothing
-    from mtsbench.checks import _run_tiny, _tiny_agent
+    from mtsbench.evaluation.checks import _run_tiny, _tiny_agent
 
     agent = _tiny_agent(retriever=TieredSearch(relevance=Cosine()))
     _run_tiny(agent)

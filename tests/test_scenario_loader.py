@@ -15,7 +15,7 @@ from mtsbench.scenario import (BeliefCheck, ConjectureCheck, EventCountCheck, Ev
                                bundled_dir, describe, load_scenario, resolve)
 from mtsbench.scenario.commands import scenarios_main, validate_main
 from mtsbench.scenario.times import parse_duration
-from mtsbench.units import DAY
+from mtsbench.core.units import DAY
 
 DATA = Path(__file__).parent / "data"
 VALID = DATA / "valid" / "full_format.yaml"

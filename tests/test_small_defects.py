@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import mtsbench
-from mtsbench.calibrate import _markdown
+from mtsbench.calibration.calibrate import _markdown
 
 
 def _comparison() -> dict:

@@ -8,7 +8,7 @@ import json
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-import mtsbench.config as config
+import mtsbench.config.composition as config
 from mtsbench.cli import main
 from mtsbench.errors import ConfigError
 
@@ -105,7 +105,7 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     from hydra_plugins.mtsbench_launcher import progress_joblib
     from omegaconf.basecontainer import BaseContainer
 
-    from mtsbench import sweep
+    from mtsbench.harness import sweep
 
     full = JobReturn(overrides=["seed=1"], cfg=OmegaConf.create({"seed": 1}), hydra_cfg=OmegaConf.create({}),
                      status=JobStatus.COMPLETED, _return_value=None)
@@ -124,11 +124,11 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
 
 PARENT = """
 import sys
-import mtsbench.sweep as sweep
+import mtsbench.harness.sweep as sweep
 seen = []
 manifest = sweep.write_manifest
 def launching(*args, **kwargs):     # the jobs are about to start: what has this process imported?
-    seen.extend(["launching", *(m for m in ("pandas", "mtsbench.runner") if m in sys.modules)])
+    seen.extend(["launching", *(m for m in ("pandas", "mtsbench.harness.runner") if m in sys.modules)])
     return manifest(*args, **kwargs)
 sweep.write_manifest = launching
 from mtsbench.cli import main
@@ -153,7 +153,7 @@ def test_the_sweeps_own_process_imports_no_pandas_nor_scenario_models(tmp_path):
 def test_a_sweeps_job_configs_are_hydras_composition_of_their_overrides(cli, tmp_path):
     from hydra import compose, initialize_config_dir
 
-    from mtsbench.resources import CONFIG_DIR
+    from mtsbench.core.resources import CONFIG_DIR
 
     sweep = tmp_path / "sweep"
     done = cli("run", "-m", "ablate=none,tiers,arousal", "seed=0,1", "scenarios=[milk_allergy]", f"hydra.sweep.dir={sweep}")
@@ -169,7 +169,7 @@ def test_a_sweeps_job_configs_are_hydras_composition_of_their_overrides(cli, tmp
 def test_a_run_of_one_scenario_is_aggregated_once_and_as_before(cli, tmp_path, monkeypatch):
     """Its overall aggregate and cost are its scenario's, computed once (the files are as
     before: compared with a sweep's job folders before the change)."""
-    from mtsbench import outputs
+    from mtsbench.harness import finish as outputs
 
     run = tmp_path / "run"
     assert cli("run", "scenarios=[milk_allergy]", f"hydra.run.dir={run}").returncode == 0
@@ -219,7 +219,7 @@ def test_the_package_uses_libraries_through_their_public_api_only():
 def test_a_run_after_a_failed_sweep_in_the_same_process_is_not_failed(tmp_path, monkeypatch, capsys):
     """The sweep's failed-job list is module state: a single run (or a sweep) in the same
     process (a notebook, pytest) must not inherit an earlier sweep's failures and exit 1."""
-    from mtsbench import sweep
+    from mtsbench.harness import sweep
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sweep, "failed_jobs", [str(tmp_path / "earlier" / "0")])

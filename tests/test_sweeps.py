@@ -8,11 +8,11 @@ import pytest
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
-from mtsbench.config import CONFIG_DIR, ConfigError, compose, groups
+from mtsbench.config.composition import CONFIG_DIR, ConfigError, compose, groups
 from mtsbench.report.jobs import find_jobs
 from mtsbench.report.plots import pareto_front
-from mtsbench.run_options import ProbeOptions
-from mtsbench.runner import at_motivation, run
+from mtsbench.config.options import ProbeOptions
+from mtsbench.harness.runner import at_motivation, run
 from mtsbench.scenario.loader import load_scenario
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def test_experiment_sweeps_name_only_known_options(name):
     assert params, f"experiment {name} has no sweep"
     if sweeper_of(name).endswith("StudySweeper"):       # a tuning study's space (docs/tuning.md): each value composed
         pytest.importorskip("optuna")
-        from mtsbench.config import check_run
+        from mtsbench.config.composition import check_run
 
         assert check_run(["-m", f"experiment={name}", "scenarios=[milk_allergy]"]) is not None
         return

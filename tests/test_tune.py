@@ -198,7 +198,7 @@ def test_the_report_of_a_saved_study_shows_both_fronts_importances_and_reasons(t
 
 def test_a_folder_that_is_not_a_study_is_one_line(tmp_path):
     from mtsbench.errors import ReportError
-    from mtsbench.tune.report import load
+    from mtsbench.report.study import load
 
     (tmp_path / "study.json").write_text(json.dumps({"role": "tuning", "study": "tuning", "storage": "study.db"}))
     with pytest.raises(ReportError, match="cannot read study 'tuning'"):

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 import mtsbench
-from mtsbench import results
-from mtsbench.config import compose
-from mtsbench.resources import CONFIG_DIR
+from mtsbench.outputs import results
+from mtsbench.config.composition import compose
+from mtsbench.core.resources import CONFIG_DIR
 
 
 @pytest.fixture

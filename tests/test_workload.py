@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mtsbench.results import FILE, load
+from mtsbench.outputs.results import FILE, load
 
 
 def run(cli, tmp_path, name, *overrides):
@@ -54,7 +54,7 @@ def test_flat_rag_rates_nothing(cli, tmp_path):
 
 def test_reply_motivation_follows_the_turns_attention():
     from mtsbench.systems.base import Outcome
-    from mtsbench.workload import Reply
+    from mtsbench.harness.workload import Reply
 
     r = Reply(k=4, default_motivation=0.3)
     assert [r.motivation(s) for s in (0.0, 2.5, 10.0, 12.0, None)] == [0.0, 0.25, 1.0, 1.0, 0.3]

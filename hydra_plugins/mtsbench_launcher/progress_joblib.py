@@ -4,15 +4,15 @@ tqdm bar over finished jobs (quiet off a terminal).
 
 Each of the ``n_jobs`` lanes is its own one-worker loky executor, reused from job to job,
 so a worker that dies (killed, out of memory, a crash in C code) fails only the job it was
-running: that job gets ``failure.json`` (``mtsbench.sweep.WorkerDied``, with the worker's
+running: that job gets ``failure.json`` (``mtsbench.harness.sweep.WorkerDied``, with the worker's
 exit code), its lane a fresh worker, and the other jobs go on. A job folder has one writer at a
-time: the worker running the job locks it (``mtsbench.folder_lock``) before Hydra writes
+time: the worker running the job locks it (``mtsbench.outputs.folder_lock``) before Hydra writes
 there, waiting up to ``JOB_LOCK_WAIT`` seconds for a worker of a sweep killed outright
 (which dies with it: ``_die_with``), and a job whose folder stays busy fails in one
 line without writing there. A lane's worker imports what a job needs once, with its first
 job (loky's own start: a fresh interpreter). Before any job starts the
-sweep's ``jobs.json`` lists every job (``mtsbench.sweep.write_manifest``). With
-``mtsbench run -m ... --resume DIR`` (``mtsbench.sweep.resume``) a job already complete in
+sweep's ``jobs.json`` lists every job (``mtsbench.harness.sweep.write_manifest``). With
+``mtsbench run -m ... --resume DIR`` (``mtsbench.harness.sweep.resume``) a job already complete in
 DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked to stop
 (SIGTERM: each writes what it did, ``status: interrupted``), jobs not started stay so
 (``never started`` in the report), and the interrupt goes on to ``mtsbench run``.
@@ -47,9 +47,9 @@ class ProgressJoblibLauncher(JoblibLauncher):
     """Hydra's joblib launcher made to survive a dead worker (see the module docstring)."""
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
-        from mtsbench.progress import step_bar
+        from mtsbench.harness.progress import step_bar
 
-        from mtsbench import sweep
+        from mtsbench.harness import sweep
 
         # a dead worker's executor leaves a semaphore behind: not the user's concern at exit
         os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
@@ -68,7 +68,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         from hydra.core.singleton import Singleton
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
-        from mtsbench.folder_lock import FolderBusy
+        from mtsbench.outputs.folder_lock import FolderBusy
 
         start = (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid())
         lanes: list = [None] * n_jobs
@@ -115,7 +115,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
         default place if its config does not compose."""
         from omegaconf import OmegaConf
 
-        from mtsbench import sweep
+        from mtsbench.harness import sweep
 
         subdir = OmegaConf.to_container(self.config.hydra.sweep, resolve=False).get("subdir")
         if subdir != "${hydra.job.num}":
@@ -127,8 +127,8 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
     def _busy(self, num: int, overrides: list[str], error: BaseException):
         """Job ``num`` not run: its folder's lock stayed with another live process (nothing is
-        written there: the job counts as failed, ``mtsbench.sweep.busy_jobs``); its JobReturn."""
-        from mtsbench import sweep
+        written there: the job counts as failed, ``mtsbench.harness.sweep.busy_jobs``); its JobReturn."""
+        from mtsbench.harness import sweep
         from mtsbench.errors import one_line
 
         sweep.busy_jobs.append(str(self._job_dir(num, overrides)))
@@ -137,7 +137,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
     def _worker_died(self, num: int, overrides: list[str], error: BaseException):
         """Record job ``num`` as failed like a job that raised; its JobReturn."""
-        from mtsbench import sweep
+        from mtsbench.harness import sweep
         from mtsbench.errors import one_line
 
         code = re.search(r"exit codes? of the workers? (?:is|are) \{?([^}]*)\}?", str(error))
@@ -149,10 +149,11 @@ class ProgressJoblibLauncher(JoblibLauncher):
 def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
     """A lane's worker process starting: bound to die with ``mtsbench run`` (PID ``parent``:
     ``_die_with``), and keeping what every job of the sweep shares, sent once, in
-    ``mtsbench.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    ``mtsbench.harness.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
     import gc
 
-    from mtsbench import runner, sweep  # noqa: F401 - what every job imports: once, then frozen
+    from mtsbench.harness import runner  # noqa: F401 - what every job imports: once, then frozen
+    from mtsbench.harness import sweep
 
     _die_with(parent)
     gc.freeze()             # the imports out of the collector's way (a job collects far less)
@@ -203,10 +204,10 @@ def _lane_job(num: int, overrides: list[str]):
     from hydra.core.utils import run_job, setup_globals
     from omegaconf import OmegaConf
 
-    from mtsbench import folder_lock
-    from mtsbench import sweep
+    from mtsbench.outputs import folder_lock
+    from mtsbench.harness import sweep
     from mtsbench.errors import redact
-    from mtsbench.sweep import lane
+    from mtsbench.harness.sweep import lane
 
     setup_globals()
     Singleton.set_state(lane["state"])

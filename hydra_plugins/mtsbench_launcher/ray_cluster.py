@@ -14,7 +14,7 @@ What it changes from the plugin:
   ``ray start``, where a relative ``hydra.sweep.dir`` or scenario path would otherwise land;
 - as the local launcher: ``jobs.json`` before any job starts, the jobs listed on stderr and
   a progress bar over finished jobs, ``--resume`` runs only the jobs not complete, a job
-  whose worker died gets ``failure.json`` (``mtsbench.sweep.WorkerDied``) and the others go
+  whose worker died gets ``failure.json`` (``mtsbench.harness.sweep.WorkerDied``) and the others go
   on, SIGINT/SIGTERM cancel the running jobs (each writes what it did).
 
 Hydra imports every module of ``hydra_plugins`` to find its plugins: without the extra this
@@ -45,9 +45,9 @@ class RayClusterLauncher(RayLauncher or object):
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
         from hydra.core.singleton import Singleton
         from omegaconf import OmegaConf, open_dict
-        from mtsbench.progress import step_bar
+        from mtsbench.harness.progress import step_bar
 
-        from mtsbench import sweep
+        from mtsbench.harness import sweep
         from mtsbench.errors import one_line
 
         where = _start(OmegaConf.to_container(self.ray_cfg.init, resolve=True) or {})

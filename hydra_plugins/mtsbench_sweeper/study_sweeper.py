@@ -88,7 +88,7 @@ class StudySweeper(Sweeper):
         import numpy as np
         import optuna
 
-        from mtsbench import sweep
+        from mtsbench.harness import sweep
         from mtsbench.tune import study as st
 
         _quiet(optuna)
@@ -146,7 +146,7 @@ class StudySweeper(Sweeper):
         """Run the front of the study in ``front_of`` with this sweep's fixed overrides."""
         import optuna
 
-        from mtsbench import sweep
+        from mtsbench.harness import sweep
         from mtsbench.errors import ConfigError
         from mtsbench.tune import study as st
 

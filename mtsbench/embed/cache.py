@@ -2,7 +2,7 @@
 runs and processes (the hashing embedder is not cached: it is cheaper than a file read).
 
 Layout, under ``embedder.cache_dir`` or else ``<user cache>/embeddings`` (``$MTSBENCH_CACHE``,
-else ``$XDG_CACHE_HOME/mtsbench``, else ``~/.cache/mtsbench``: ``mtsbench.resources``)::
+else ``$XDG_CACHE_HOME/mtsbench``, else ``~/.cache/mtsbench``: ``mtsbench.core.resources``)::
 
     embeddings/<name>-<key>/about.json         what the folder holds: the namespace, the dimension
     embeddings/<name>-<key>/ab/cdef....f32     one text's vector: an 8-byte header, dim float32s
@@ -76,7 +76,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..resources import user_cache_dir
+from ..core.resources import user_cache_dir
 
 CHUNK = 16          # a model embedder encodes (and stores) CHUNK * batch_size texts at a time
 MAGIC = b"mtv1"     # a vector file's first bytes: this format, version 1

@@ -21,7 +21,7 @@ import zlib
 from typing import Sequence
 
 import numpy as np
-from ..params import Count, NonNegative, declared
+from ..core.params import Count, NonNegative, declared
 
 _TOKEN = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")

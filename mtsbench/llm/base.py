@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..errors import LLMError  # noqa: F401  (re-exported: its old home)
-from ..costs import charge
+from ..core.costs import charge
 from ..scenario.model import EventTag, Fact, FactValue, Hints, Impression  # noqa: F401  (re-exported)
 
 _CJK = re.compile(r"[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]")
@@ -136,7 +136,7 @@ class Meter:
     def record(self, task: str, prompt_tokens: int, completion_tokens: int,
                retries: int = 0, failed: bool = False) -> None:
         """Count one task call: its tokens over all its requests, re-sent requests, failure;
-        charged to the cost scope open (``mtsbench.costs``) too."""
+        charged to the cost scope open (``mtsbench.core.costs``) too."""
         charge(calls=1, tokens=prompt_tokens + completion_tokens, prompt_tokens=prompt_tokens,
                completion_tokens=completion_tokens, retries=retries, failures=int(failed))
         self.calls += 1

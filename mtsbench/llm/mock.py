@@ -64,8 +64,8 @@ from typing import Any
 import numpy as np
 
 from ..embed.chance import measure
-from ..params import Cosine, Number, Positive, Seed, Share, Text, declared
-from ..seeding import generator
+from ..core.params import Cosine, Number, Positive, Seed, Share, Text, declared
+from ..core.seeding import generator
 from .base import Meter, estimate_tokens
 from . import profiled
 from .profile import load as load_profile

@@ -87,7 +87,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from . import cassette
 from .cassette import running_scenario
 from ..errors import ConfigError, redact, register_secret
-from ..params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
+from ..core.params import Count, Natural, NonNegative, Positive, Seed, Share, Text, declared
 from .base import LLMError, Meter, estimate_tokens
 from .chat import ChatLLM, Exchange, TransportError
 from .task import Task

@@ -3,7 +3,7 @@ can apply (``llm=mock llm.profile=FILE``; fitted by ``mtsbench calibrate --fit A
 
 This module is the profile's math and its file: pure functions of numbers and a seeded numpy
 ``Generator`` (the mock's wiring is ``mtsbench.llm.profiled``; the estimators are
-``mtsbench.profile_fit``). Every draw uses the generator it is given, in a fixed order, so a
+``mtsbench.calibration.profile_fit``). Every draw uses the generator it is given, in a fixed order, so a
 call's answer depends only on (seed, task, the call's inputs).
 
 Distributions are stored as quantile tables: q_0 .. q_n, the values at probabilities

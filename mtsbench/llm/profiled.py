@@ -39,7 +39,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..seeding import generator
+from ..core.seeding import generator
 from . import profile as pm
 from .base import EventTag, Fact, Impression, Summary
 from .task import days

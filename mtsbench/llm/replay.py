@@ -27,8 +27,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from ..params import NonNegative, Seed, Share, Text, declared
-from ..resources import CASSETTE_DIR, packaged_cassettes
+from ..core.params import NonNegative, Seed, Share, Text, declared
+from ..core.resources import CASSETTE_DIR, packaged_cassettes
 from .base import LLMError, Meter
 from .cassette import Cassette, running_scenario
 from .chat import ChatLLM, Exchange, TransportError, excerpt

@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 from ..errors import AnswerError
 from ..scenario.model import FactHint, Hints, InferHint
 from ..scenario.times import MAX_DAYS
-from ..units import DAY
+from ..core.units import DAY
 from .base import Fact, Item
 from .prompts import lang
 
@@ -163,7 +163,7 @@ class Task:
       checked) and its assertions;
     - ``memory``: a task of memory's processes (False: evaluation's, like ``answer``);
     - ``examples``: the phrases the task's prompts show as examples, and those they showed
-      before (``mtsbench.copies`` flags answers that copy one; ``mtsbench calibrate``
+      before (``mtsbench.evaluation.copies`` flags answers that copy one; ``mtsbench calibrate``
       counts them);
     - ``expectation(result, tokens) -> result or None``: the result read again from the
       answer's token log-probabilities where the server returns them (``logprobs.py``; a

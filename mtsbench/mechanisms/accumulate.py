@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from ..params import Confidence, Positive, declared
+from ..core.params import Confidence, Positive, declared
 
 
 def ttl_weight(age, ttl, decay: bool = True):

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from ..params import Count, NonNegative, Positive, declared
+from ..core.params import Count, NonNegative, Positive, declared
 
 
 class Arousal(Protocol):

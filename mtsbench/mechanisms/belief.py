@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from ..params import Confidence, Positive, Share, declared
+from ..core.params import Confidence, Positive, Share, declared
 
 
 def replace(b, w_plus, w_minus, estimate):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from ..params import NonNegative, Positive, declared
+from ..core.params import NonNegative, Positive, declared
 
 
 @runtime_checkable

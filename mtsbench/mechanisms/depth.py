@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from typing import Protocol
-from ..params import Count, NonNegative, declared
+from ..core.params import Count, NonNegative, declared
 
 
 class DepthPolicy(Protocol):

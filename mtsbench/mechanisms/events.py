@@ -12,8 +12,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..params import Duration, declared
-from ..units import seconds
+from ..core.params import Duration, declared
+from ..core.units import seconds
 
 
 class EventPolicy(Protocol):

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..params import Cosine, Duration, Score, Share, declared
-from ..units import seconds
+from ..core.params import Cosine, Duration, Score, Share, declared
+from ..core.units import seconds
 
 
 class MotivationPolicy(Protocol):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from ..params import Count, NonNegative, Positive, Score, declared
+from ..core.params import Count, NonNegative, Positive, Score, declared
 
 
 class TierPolicy(Protocol):

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..mechanisms.attention import boost, split_score
 from ..mechanisms.decay import Decay
-from ..params import NonNegative, Positive, Share, declared
-from ..units import HOUR
+from ..core.params import NonNegative, Positive, Share, declared
+from ..core.units import HOUR
 from .store import MemoryStore
 
 

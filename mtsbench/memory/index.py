@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..costs import charge
+from ..core.costs import charge
 from ..errors import ConfigError
 
 from .topk import top_per_row
@@ -47,7 +47,7 @@ def hnswlib_module():
 @dataclass
 class IndexWork:
     """Index work done so far (``add`` counts it and charges it to the cost scope open,
-    ``mtsbench.costs``); ``minus`` gives the work between two snapshots.
+    ``mtsbench.core.costs``); ``minus`` gives the work between two snapshots.
 
     ``distances``: measured distance computations of queries (exact scans: one per member
     scanned; graph: faiss's count), ``graph_distances`` the graph's share of them;

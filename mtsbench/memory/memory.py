@@ -7,7 +7,7 @@ appended to ``trace`` as one event dict stamped with the simulated time ``now``.
 no ledger of costs: a search charges the memories it scored (``scored``,
 ``index_queries``), arousal the memories its neighbour searches scored
 (``arousal_scored``), and the index its work, to whatever cost scope is open
-(``mtsbench.costs``: a step's, a background process's).
+(``mtsbench.core.costs``: a step's, a background process's).
 
 It knows no LLM and no labeller: a memory arrives with its score (``processes.labelling``
 scores it first). Per step it touches only what the step needs: the tiers a search
@@ -26,14 +26,14 @@ from pydantic import Field
 
 from ..embed import Embedder
 from ..embed.chance import measure
-from ..costs import charge
+from ..core.costs import charge
 from ..errors import ConfigError
-from ..facts import Fact
+from ..core.facts import Fact
 from ..mechanisms.arousal import Arousal
 from ..mechanisms.depth import DepthPolicy
 from ..mechanisms.tiers import TierPolicy
-from ..params import Count, Natural, Number, Seed, Threads, declared
-from ..units import HOUR
+from ..core.params import Count, Natural, Number, Seed, Threads, declared
+from ..core.units import HOUR
 from .attention import DualAttention
 from .graph_index import SharedGraphIndex
 from .index import TierIndexes

@@ -48,7 +48,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..params import NonNegative, Share, declared
+from ..core.params import NonNegative, Share, declared
 from .lexical import LexicalTiers, QueryTerms
 
 MIN_BOUND = 1e-12

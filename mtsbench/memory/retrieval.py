@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..mechanisms.depth import DepthPolicy
-from ..params import Count, NonNegative, Positive, declared
+from ..core.params import Count, NonNegative, Positive, declared
 from .attention import DualAttention
 from .index import TierIndexes
 from .store import MemoryStore

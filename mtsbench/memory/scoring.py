@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..params import Count, NonNegative, Positive, Seed, Unit, declared
-from ..seeding import generator
+from ..core.params import Count, NonNegative, Positive, Seed, Unit, declared
+from ..core.seeding import generator
 from .attention import HOUR
 from .retrieval import TieredSearch
 from .store import MemoryStore

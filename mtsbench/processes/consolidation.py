@@ -39,8 +39,8 @@ import numpy as np
 
 from ..llm.base import LLM
 from ..llm.tasks import keyless
-from ..params import Natural, Share, TimeOfDay, declared
-from ..units import DAY
+from ..core.params import Natural, Share, TimeOfDay, declared
+from ..core.units import DAY
 from .identity import similar
 from .ports import FactMemory
 

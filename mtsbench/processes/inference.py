@@ -45,7 +45,7 @@ import numpy as np
 from ..llm.base import LLM, Fact, Impression, Item, Known
 from ..llm.tasks import keyless
 from ..mechanisms.accumulate import ttl_weight
-from ..params import Kinds, Natural, Share, declared
+from ..core.params import Kinds, Natural, Share, declared
 from .ports import ImpressionMemory, Perceive
 
 FORGOTTEN = 1e-3

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..llm.base import LLM, Association, Item
 from ..memory.retrieval import SearchCost
-from ..params import Natural, Number, Score, Share, declared
+from ..core.params import Natural, Number, Score, Share, declared
 from .ports import Associations
 
 

@@ -4,7 +4,7 @@
 retries, failures, memories scored by its searches (``scored``), index queries, the
 memories scored by the arousal its recalls caused (``arousal_scored``) and the index work
 it caused (``INDEX_KEYS``: distance computations, graph inserts and their estimated
-distances, tier moves). ``running(name)`` opens a cost scope (``mtsbench.costs``) for the
+distances, tier moves). ``running(name)`` opens a cost scope (``mtsbench.core.costs``) for the
 process: what runs inside is charged to it, and so not to the step it runs in. The agent
 that runs the processes holds the ledger; memory keeps none.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..costs import Tally, scope
+from ..core.costs import Tally, scope
 
 LLM_KEYS = ("calls", "tokens", "prompt_tokens", "completion_tokens", "retries", "failures")
 SEARCH_KEYS = ("scored", "index_queries", "arousal_scored")
@@ -28,7 +28,7 @@ def _empty() -> dict:
 class ProcessCosts:
     """Totals per process name; ``active`` is the process running now (None: the step itself).
 
-    >>> from mtsbench.costs import charge
+    >>> from mtsbench.core.costs import charge
     >>> costs = ProcessCosts()
     >>> with costs.running("infer"):
     ...     charge(calls=1, tokens=12, scored=3)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..llm.base import LLM, EventTag, Item, Known, Summary
 from ..llm.tasks import keyless
-from ..params import Count, Duration, Natural, Share, declared
+from ..core.params import Count, Duration, Natural, Share, declared
 from ..scenario.model import Hints
 from ..scenario.times import seconds
 from .identity import similar_by_kind

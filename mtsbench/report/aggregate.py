@@ -2,7 +2,7 @@
 
 Reads only result files (summary.json, metrics.csv, timelines.parquet, .hydra/overrides.yaml,
 failure.json). A tuning study's folder (``study.json``, ``hydra/sweeper=tune``) gets the study's
-report instead (``mtsbench.tune.report``: both fronts, the trials, parameter importances). A sweep's report has the summary table, the recall-against-cost plots with
+report instead (``mtsbench.report.study``: both fronts, the trials, parameter importances). A sweep's report has the summary table, the recall-against-cost plots with
 their Pareto frontier, the pass matrix and the attention timelines; a single run keeps
 its own report (``report.markdown``) with the figures added. A ``notes.md`` beside the
 report (what the numbers show, written by hand) is put at the top of a sweep's report.
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import evidence
-from . import data, html
+from ..evaluation import evidence
+from . import data
+from . import html
 from .jobs import Job, find_jobs
 from .markdown import table, with_intervals, write_report
 from .paired import ALPHA, comparison_lines
@@ -89,7 +90,7 @@ def write(src: Path, out: Path | None = None) -> Path:
     src = Path(src)
     out = Path(out) if out is not None else src
     if (src / "study.json").is_file():          # a tuning study's folder (hydra/sweeper=tune): its own report
-        from ..tune.report import write as write_study
+        from .study import write as write_study
 
         path = write_study(src, out)
         html.write(path, out / "report.html")

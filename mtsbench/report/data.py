@@ -36,7 +36,7 @@ def metrics(job: Job) -> pd.DataFrame | None:
 
 @lru_cache(maxsize=256)
 def _timelines(d: str) -> pd.DataFrame | None:
-    from ..stream import read_timelines
+    from ..outputs.stream import read_timelines
 
     return read_timelines(d)
 
@@ -54,7 +54,7 @@ TIER_EVENTS = ("created", "moved", "dropped")
 def _events(path: Path) -> list[dict]:
     """The trace's created, moved and dropped events, in order (``trace.parquet``, or a
     ``trace.jsonl`` written before; only these events' fields are decoded)."""
-    from ..stream import read_trace
+    from ..outputs.stream import read_trace
 
     trace = read_trace(path, expand=False, events=TIER_EVENTS)
     if trace is None or trace.empty:

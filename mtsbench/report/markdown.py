@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import attention_auc, evidence
+from ..evaluation import attention_auc
+from ..evaluation import evidence
 from .intervals import bootstrap, fmt
 from .seeds import passed
 

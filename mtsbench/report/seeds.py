@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import evidence
+from ..evaluation import evidence
 from . import data
 from .intervals import bootstrap, config_label
 from .jobs import Job, pass_matrix, summary_table

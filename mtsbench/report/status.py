@@ -1,5 +1,5 @@
 """A job directory's status (``job_status``) and the names of the files it is read from:
-what a sweep needs while it runs (``mtsbench.sweep``), without the reports' pandas. The
+what a sweep needs while it runs (``mtsbench.harness.sweep``), without the reports' pandas. The
 statuses are described in ``mtsbench.report.jobs``."""
 
 from __future__ import annotations

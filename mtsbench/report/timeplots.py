@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..units import DAY  # noqa: E402
+from ..core.units import DAY  # noqa: E402
 from . import data  # noqa: E402
 from .intervals import bootstrap  # noqa: E402
 from .plots import color, save, short_labels  # noqa: E402

@@ -13,7 +13,7 @@ SUFFIXES = (".yaml", ".yml")
 
 def bundled_dir() -> Path:
     """The package's own ``scenarios/`` folder (found after a plain pip install)."""
-    from ..resources import SCENARIO_DIR
+    from ..core.resources import SCENARIO_DIR
 
     return SCENARIO_DIR
 

@@ -51,8 +51,8 @@ import numpy as np
 from pydantic import Field
 
 from ..errors import ConfigError, GenerateError
-from ..params import Count, IsoDatetime, Natural, Seed, Share, Text, Top, declared
-from ..seeding import generator
+from ..core.params import Count, IsoDatetime, Natural, Seed, Share, Text, Top, declared
+from ..core.seeding import generator
 from .times import MAX_DAYS
 from .vocab import NEEDLES, PERCEIVE, PETS, RELATIONS, REPLY, SAY, SYLLABLES, field_words
 

@@ -3,7 +3,7 @@
 Times (``Step.at``) are seconds since ``Scenario.start``; durations, TTLs and validities
 are seconds.
 
-``EventTag`` and ``Impression`` are defined here once, ``Fact`` in ``mtsbench.facts``: a step's ``Hints`` hold
+``EventTag`` and ``Impression`` are defined here once, ``Fact`` in ``mtsbench.core.facts``: a step's ``Hints`` hold
 what a perfect LLM would output, and ``mtsbench.llm.base`` re-exports them as the LLM's
 answer types (the mock LLM returns a step's hints with its noise applied). The old hint
 names stay: ``EventHint`` is ``EventTag``, ``InferHint`` is ``Impression``, and
@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Union
 
-from ..facts import Fact, FactValue  # noqa: F401  (defined below memory and the LLM layer, which share it)
+from ..core.facts import Fact, FactValue  # noqa: F401  (defined below memory and the LLM layer, which share it)
 
 STEP_KINDS = ("say", "reply", "perceive", "probe", "idle", "check")
 TEXT_KINDS = ("say", "reply", "perceive", "probe")
@@ -188,7 +188,7 @@ class Step:
     checks: tuple[Check, ...] = ()
     category: str | None = None
     abstain: bool = False
-    answer: str | None = None       # a probe's gold answer (imported data sets; scored by mtsbench.answer)
+    answer: str | None = None       # a probe's gold answer (imported data sets; scored by mtsbench.evaluation.answer)
 
     @property
     def end(self) -> float:

@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-from ..units import (DAY, DURATION_FORMS, HOUR, MAX_DAYS, MAX_SECONDS, MINUTE, UNITS,  # noqa: F401  (re-exported)
+from ..core.units import (DAY, DURATION_FORMS, HOUR, MAX_DAYS, MAX_SECONDS, MINUTE, UNITS,  # noqa: F401  (re-exported)
                      parse_duration, seconds)
-from ..units import cut_repr as _cut
+from ..core.units import cut_repr as _cut
 
 AT_FORMS = "'dN HH:MM' (e.g. d3 08:00) or an ISO datetime (e.g. 2026-03-05T08:00:00)"
 # re.ASCII: \d and \s are ASCII only (no full-width digits, see the module docstring)

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..errors import ReportError
 from ..report.intervals import bootstrap
-from ..results import load
+from ..outputs.results import load
 
 BUDGETS = (256, 512, 1024, 2048, 4096, 8192)
 HEADLINE = 1024

@@ -128,7 +128,7 @@ def run_step(name: str, cmd: list[str], walls: dict, work: Path) -> None:
 
 def finished(folder: Path, trials: int) -> bool:
     """Has the study in ``folder`` told all of its ``trials``?"""
-    from ..tune.report import load
+    from ..report.study import load
 
     s = load(folder)
     return sum(t.state.name in ("COMPLETE", "FAIL") for t in s.tuning.get_trials(deepcopy=False)) >= trials

@@ -45,9 +45,9 @@ def _n(x) -> str:
 
 
 def collect(plan: dict, work: Path, out: Path) -> tuple[pd.DataFrame, dict]:
-    """Every system's trials (``mtsbench.tune.report.trials``, with ``system`` and ``role``), and
+    """Every system's trials (``mtsbench.report.study.trials``, with ``system`` and ``role``), and
     per system its study (``Studied``); each study's report written into ``OUT/NAME``."""
-    from ..tune.report import load, trials, write
+    from ..report.study import load, trials, write
 
     frames, studies = [], {}
     for system in plan["systems"]:

@@ -5,7 +5,7 @@ Every figure is computed from each run's ``metrics.csv`` (probe rows), ``summary
 conversations and over the five held out from tuning (``tune`` in the plan). Intervals are
 95% percentile bootstraps over probes (``mtsbench.report.intervals.bootstrap``);
 comparisons with a ``base`` run are paired: the per-probe difference, bootstrapped
-(``paired_diff``). Recall is earned credit (``mtsbench.credit``) unless named ``prov_``.
+(``paired_diff``). Recall is earned credit (``mtsbench.evaluation.credit``) unless named ``prov_``.
 
 The study's tables are set against published figures at fixed depths (DRAGON's R@5 ...
 R@50) and budgets, so it does not follow ``evaluation.recall_at``: it needs its runs
@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..attention_auc import attention_block, roc_auc
+from ..evaluation.attention_auc import attention_block, roc_auc
 from ..errors import ReportError
-from ..evidence import cut_columns, cuts_of_summary
+from ..evaluation.evidence import cut_columns, cuts_of_summary
 from ..report.intervals import bootstrap
-from ..results import load
+from ..outputs.results import load
 from ..scenario.loader import load_scenario
 
 DEPTHS = (5, 10, 25, 50)               # the study's own cut-offs (module docstring), not the configured ones
@@ -84,7 +84,7 @@ class Saved:
         """The same run scored against the scenarios in ``data`` (the same conversations with
         other evidence, e.g. LoCoMo's citation corrections): the system never saw the evidence,
         so its saved rankings and earned steps are re-scored, nothing re-runs."""
-        from ..evaluate import metrics_frame, scenario_rows
+        from ..evaluation.evaluate import metrics_frame, scenario_rows
 
         scenarios = {sid: load_scenario(data / f"{sid}.yaml") for sid in self.scenarios}
         rows = [row for sid, sc in scenarios.items()

@@ -144,7 +144,7 @@ def markdown(table: pd.DataFrame, probes: dict, plan: dict, made: list[str]) -> 
     lines = ["# The LoCoMo study (report)", "",
              "Ten conversations of LoCoMo (5,882 turns; 1,535 questions of categories 1–4 with evidence, 446 "
              "adversarial), mock LLM. Recall is **earned credit**: a memory counts for an evidence turn only when "
-             "its text holds at least half the turn's content words (`mtsbench/credit.py`); `prov.` columns give "
+             "its text holds at least half the turn's content words (`mtsbench/evaluation/credit.py`); `prov.` columns give "
              "the provenance-only figure reported before, `chance` the same rankings scored against random "
              "evidence. `work / turn`: memories scored (distances and postings) per dialogue turn, every search of "
              "every kind. Percentages; 95% bootstrap intervals over probes. Tuning conversations: "

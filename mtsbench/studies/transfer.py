@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..calibrate import spearman
+from ..calibration.calibrate import spearman
 
 HALVES = (["milk_allergy", "milk_allergy_zh", "flu_fades", "second_thought", "contradiction", "deep_memory",
            "deep_memory_zh"],

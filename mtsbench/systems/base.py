@@ -29,7 +29,7 @@ at the end (``PlainSystem`` and ``MtsSystem`` have it).
 
 Every call but ``read`` returns an ``Outcome`` with the step's own ``Cost``. The system
 never sees a scenario's expectations: the runner hands it the inputs only, and judging is
-the evaluator's (``mtsbench.evaluate``), from the saved results.
+the evaluator's (``mtsbench.evaluation.evaluate``), from the saved results.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class Ranking:
     steps each memory stands for (provenance) and each one's text length in tokens. The
     first ``used`` of them are the memories the probe used (its context: at most k, or
     what the system's own context size allows); None means min(k, len(ids)). ``earned``
-    (set by the runner from the memories' texts, ``mtsbench.credit``): the provenance steps
+    (set by the runner from the memories' texts, ``mtsbench.evaluation.credit``): the provenance steps
     each memory's text carries; None when the system cannot show its memories' texts."""
 
     ids: list[int] = field(default_factory=list)
@@ -185,7 +185,7 @@ class Outcome:
     score: float | None = None
     ranking: Ranking | None = None
     summarized: tuple[str, ...] = ()
-    answer: dict | None = None       # a probe's answer fields (mtsbench.answer), set by the runner
+    answer: dict | None = None       # a probe's answer fields (mtsbench.evaluation.answer), set by the runner
 
 
 @dataclass

@@ -55,7 +55,7 @@ import numpy as np
 
 from ..llm.base import estimate_tokens
 from ..memory.lexical import tokenize
-from ..params import Count, Natural, NonNegative, Share, Text, declared
+from ..core.params import Count, Natural, NonNegative, Share, Text, declared
 from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
 logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
@@ -177,7 +177,7 @@ class Bm25System(PlainSystem):
         return Outcome(cost=cost, ranking=ranking)
 
     def context_texts(self, ids) -> list[str]:
-        """The texts of memories ``ids`` (a probe's context, for ``mtsbench.answer``)."""
+        """The texts of memories ``ids`` (a probe's context, for ``mtsbench.evaluation.answer``)."""
         return [self.texts_[int(i)] for i in ids]
 
     def read(self, query) -> object:

@@ -19,7 +19,7 @@ HELD_OUT = ":held_out"
 
 def write_info(sweep_dir: Path, info: dict) -> None:
     """``study.json`` of a study's sweep folder (module docstring)."""
-    from ..atomic import write_atomic
+    from ..outputs.atomic import write_atomic
 
     write_atomic(Path(sweep_dir) / INFO_FILE, json.dumps(info, indent=1) + "\n")
 

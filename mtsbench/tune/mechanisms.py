@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import yaml
 
-MTS_SYSTEM = "mtsbench.systems.mts.MtsSystem"
+MTS_SYSTEM = "mtsbench.systems.mts.system.MtsSystem"
 REQUIRES = {"depth": "tiers"}     # a mechanism that does nothing without another one
 
 
@@ -26,7 +26,7 @@ REQUIRES = {"depth": "tiers"}     # a mechanism that does nothing without anothe
 def ablations(folder: str | None = None) -> dict[str, tuple[tuple[tuple[str, str], ...], tuple[tuple[str, Any], ...]]]:
     """NAME -> (group choices, dotted values) of each ablation in ``folder`` (default: the
     packaged ``configs/ablate``), ``none`` left out."""
-    from ..resources import CONFIG_DIR
+    from ..core.resources import CONFIG_DIR
 
     root = Path(folder) if folder else Path(CONFIG_DIR) / "ablate"
     out = {}

@@ -2,8 +2,8 @@
 
 An objective is a dotted path into ``summary.json``: the defaults,
 ``overall.evidence.recall@1024t`` (earned evidence recall within a context of 1,024 tokens,
-``mtsbench.evidence``) and ``cost.overall.per_turn`` (total work per dialogue turn: memories
-scored by every kind of search, ``mtsbench.outputs``), pair with ``hydra.sweeper.direction``
+``mtsbench.evaluation.evidence``) and ``cost.overall.per_turn`` (total work per dialogue turn: memories
+scored by every kind of search, ``mtsbench.harness.finish``), pair with ``hydra.sweeper.direction``
 ``[maximize, minimize]``, in order.
 
 ``values(job_dir, objectives)`` reads them, or raises ``TrialFailed`` with the reason the
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..errors import ConfigError
-from ..params import Text, declared
+from ..core.params import Text, declared
 
 DEFAULT = ("overall.evidence.recall@1024t", "cost.overall.per_turn")
 _BUDGET = re.compile(r"^overall\.evidence\.(?:by_category\.[^.]+\.)?(?:[a-z_]*recall)@(\d+)(t?)$")

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ...errors import ConfigError
-from ...params import Count, Natural, NonNegative, Positive, Seed, Share, Text, Threads, declared
+from ...core.params import Count, Natural, NonNegative, Positive, Seed, Share, Text, Threads, declared
 from ..base import LLMError, Meter
 from ..task import Task
 from ..tasks import task_methods

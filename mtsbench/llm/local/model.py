@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...resources import user_cache_dir
+from ...core.resources import user_cache_dir
 from ..base import LLMError
 
 
@@ -64,7 +64,7 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 def cache_dir(configured: str | None = None) -> Path:
     """The folder whose ``models/`` keeps assembled models: ``configured``, else
     ``$MTSBENCH_CACHE``, else ``$XDG_CACHE_HOME/mtsbench``, else ``~/.cache/mtsbench``
-    (``mtsbench.resources.user_cache_dir``)."""
+    (``mtsbench.core.resources.user_cache_dir``)."""
     if configured:
         return Path(configured).expanduser()
     return user_cache_dir()

@@ -1,5 +1,5 @@
 """answer: a short answer (a few words or a number) to a probe's question from the texts
-of the memories it retrieved, or "not mentioned" (evaluation: ``mtsbench.answer``).
+of the memories it retrieved, or "not mentioned" (evaluation: ``mtsbench.evaluation.answer``).
 
 Not a memory task: the mock has none (probes are then not answered), the contract does not
 check it. The fake server: "not mentioned".

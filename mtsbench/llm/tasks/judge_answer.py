@@ -1,5 +1,5 @@
 """judge_answer: whether a reply to a question states what the gold reply does (other
-words, a paraphrase or more detail are fine); LLM-as-judge (evaluation: ``mtsbench.answer``).
+words, a paraphrase or more detail are fine); LLM-as-judge (evaluation: ``mtsbench.evaluation.answer``).
 
 Not a memory task: the mock has none, the contract does not check it. The fake server:
 ``bool(h % 2)``.

@@ -16,7 +16,7 @@
   turns (a hit anywhere in the right session counts for session recall). Adversarial
   questions are ``abstain: true`` probes with no recall; questions
   left without evidence are probes without recall. The answer is kept as the probe's ``answer``
-  (scored with ``answer.enabled``, ``mtsbench.answer``) and as a comment.
+  (scored with ``answer.enabled``, ``mtsbench.evaluation.answer``) and as a comment.
 - Evidence cleanup (each counted, with examples): entries holding several ids
   (``"D8:6; D9:17"``, space- or comma-separated) are split; ids not of the form
   ``D<session>:<turn>`` are dropped as malformed (``"D"``, ``"D:11:26"``); ids naming no
@@ -87,7 +87,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, TypeAdapter
 
-from ...units import DAY
+from ...core.units import DAY
 from .common import DataError, Tally, brief, each_item, fresh_id, iso, parse, read_json, scenario_id, spaced, step_id_ok
 from .registry import Importer, duration, register
 from .writer import Draft

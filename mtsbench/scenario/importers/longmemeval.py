@@ -15,7 +15,7 @@
   ``answer_session_ids``) with its imported turns, for session-level recall.
   Abstention questions (``question_id`` ending in ``_abs``) are ``abstain: true`` probes
   with neither. The answer of the others is kept as the probe's ``answer`` (scored with
-  ``answer.enabled``, ``mtsbench.answer``); every answer is kept as a comment.
+  ``answer.enabled``, ``mtsbench.evaluation.answer``); every answer is kept as a comment.
 """
 
 from __future__ import annotations

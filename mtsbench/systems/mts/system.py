@@ -1,0 +1,168 @@
+"""``system=mts``: the seed design (DESIGN §1) as a ``MemorySystem``.
+
+Its parts are the run's mechanism groups and process nodes (``configs/system/mts.yaml``
+names them by interpolation: ``attention: ${attention}``, ...). ``start`` builds a fresh
+``Memory`` and ``MemoryAgent`` from them for each scenario (and pre-loads the store when
+``preload.memories`` > 0); the protocol's steps go to the agent; ``read`` answers every
+check from memory's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from omegaconf import OmegaConf
+
+from .agent import MemoryAgent
+from ...memory.memory import Memory
+from ...memory.store import KIND_CODE
+from ...core.params import Count, build, declared
+from .preload import PreloadSpec, preload
+from ...processes.events import EventTracker
+from ...scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
+from ..base import UNSUPPORTED, Context, EventOf, Idle, Observation, Outcome, Query, Tick, Totals, take_events
+
+
+@declared(node="agent")
+@dataclass(frozen=True)
+class Schedule:
+    """The ``agent`` node: re-tier every ``rebalance_every`` steps (and on every idle step),
+    incrementally (only memories written since or whose decay is due) or all of them."""
+
+    rebalance_every: Count = 20
+    incremental_rebalance: bool = True
+
+
+class MtsSystem:
+    """The seed design, built per scenario from its config nodes (kept as given)."""
+
+    labels = True         # every observed item is labelled (mtsbench.systems.base)
+
+    def __init__(self, embedder, llm, dual, long_decay, short_decay, attention, retrieval, tiers, depth, arousal,
+                 events, belief, accumulate, conflict, summarize, consolidation, inference, index=None, agent=None,
+                 preload=None, motivation=None):
+        self.embedder, self.llm, self.dual = embedder, llm, dual
+        self.long_decay, self.short_decay, self.attention = long_decay, short_decay, attention
+        self.retrieval, self.tiers, self.depth, self.arousal = retrieval, tiers, depth, arousal
+        self.events, self.belief, self.accumulate, self.conflict = events, belief, accumulate, conflict
+        self.summarize, self.consolidation, self.inference = summarize, consolidation, inference
+        self.index, self.agent, self.preload, self.motivation = index, agent, preload, motivation
+
+    def start(self, context: Context) -> None:
+        def part(name: str, **given):          # the node of the same name, built (a bad value: one line naming it)
+            return build(getattr(self, name), name, **given)
+
+        attention = part("dual", long_decay=part("long_decay"), short_decay=part("short_decay"))
+        retriever = part("retrieval")
+        schedule = Schedule(**(self.agent or {}))
+        self.memory_ = Memory(part("embedder"), attention, retriever, part("tiers"), part("depth"),
+                              part("arousal"), index=_plain(self.index),
+                              incremental_rebalance=schedule.incremental_rebalance, language=context.language)
+        start = context.start
+        self.events_ = EventTracker(part("events"))
+        self.agent_ = MemoryAgent(self.memory_, part("llm"), part("attention"), part("summarize"),
+                                  part("consolidation"), part("inference"), self.events_, part("belief"),
+                                  part("accumulate"), part("conflict"), rebalance_every=schedule.rebalance_every,
+                                  language=context.language,
+                                  day_offset=start.hour * 3600 + start.minute * 60 + start.second,
+                                  context=retriever.context,
+                                  motivation=None if self.motivation is None else part("motivation"))
+        preload(self.memory_, PreloadSpec.from_config(self.preload), context.language)
+        self.memory_.embedder.warm([t for t in context.texts if t])
+
+    def observe(self, item: Observation) -> Outcome:
+        return self.agent_.observe(item)
+
+    def retrieve(self, query: Query) -> Outcome:
+        return self.agent_.retrieve(query)
+
+    def idle(self, idle: Idle) -> Outcome:
+        return self.agent_.idle(idle)
+
+    def tick(self, tick: Tick) -> Outcome:
+        return self.agent_.tick(tick)
+
+    def finish(self) -> Outcome:
+        return self.agent_.finish()
+
+    def context_texts(self, ids) -> list[str]:
+        """The texts of memories ``ids`` (a probe's context, for ``mtsbench.evaluation.answer``)."""
+        return [self.memory_.text(int(i)) for i in ids]
+
+    @property
+    def answer_llm(self):
+        """The LLM that answers probes (``mtsbench.evaluation.answer``): the agent's, so its calls are metered with the rest."""
+        return self.agent_.llm
+
+    def waiting(self) -> frozenset[str]:
+        return frozenset(i.step for i in self.agent_.summarizer.waiting())
+
+    def read(self, query) -> object:
+        """The state a check reads (see ``mtsbench.evaluation.evaluate`` for how it is judged)."""
+        m = self.memory_
+        store = m.store
+        if isinstance(query, BeliefCheck):
+            ids = (derived_from(store, "fact", (query.from_,)) if query.from_ is not None else
+                   [i for i in store.by_key.get(query.key, []) if store.alive[i] and store.kind_of(i) == "fact"])
+            ids = [i for i in ids if query.value is None or store.value[i] == query.value]
+            return max((float(store.belief[i]) for i in ids), default=None)
+        if isinstance(query, ConjectureCheck):
+            if query.from_:
+                return bool(derived_from(store, "conjecture", query.from_))
+            return any(store.alive[i] and store.kind_of(i) == "conjecture" for i in store.by_key.get(query.key, []))
+        if isinstance(query, StepAttentionCheck):
+            i = store.by_step.get(query.step)
+            return None if i is None else float(m.attention.total(store, np.array([i]), m.now)[0])
+        if isinstance(query, TierCheck):
+            i = store.by_step.get(query.step)
+            return None if i is None else int(store.tier[i])
+        if isinstance(query, EventCountCheck):
+            if query.containing:
+                return len(events_containing(self.events_, m, query.containing))
+            return self.events_.count(m, query.category)
+        if isinstance(query, EventOf):
+            found = self.events_.containing(m, query.step)
+            return list(store.provenance[found[0]]) if found else None
+        return UNSUPPORTED
+
+    def sample(self, steps: tuple[str, ...]) -> list[tuple[str, float, float, int]]:
+        m = self.memory_
+        found = [(s, m.store.by_step.get(s)) for s in steps]
+        found = [(s, i) for s, i in found if i is not None]
+        if not found:
+            return []
+        ids = np.array([i for _, i in found], dtype=np.int64)
+        long, short = m.attention.parts(m.store, ids, m.now)
+        return [(s, float(lo), float(sh), int(m.store.tier[i])) for (s, i), lo, sh in zip(found, long, short)]
+
+    def take_trace(self, at_least: int = 0) -> list[dict]:
+        return take_events(self.memory_.trace, at_least)
+
+    def totals(self) -> Totals:
+        meter = self.agent_.llm.meter
+        return Totals(llm=meter.totals() | {"by_task": meter.by_task}, processes=self.agent_.processes.totals,
+                      memories=self.memory_.store.size, trace=self.memory_.trace)
+
+
+def derived_from(store, kind: str, steps: tuple[str, ...]) -> list[int]:
+    """The live memories of ``kind`` derived from every one of ``steps``: those whose provenance
+    lists them all. A fact's provenance is the turns its summary says state it (all the
+    summarized turns if it names none) plus those of the restatements merged into it; a
+    conjecture's, the steps of the impressions it was formed from or later joined by."""
+    n = store.size
+    ids = np.flatnonzero(store.alive[:n] & (store.kind[:n] == KIND_CODE[kind]))
+    wanted = set(steps)
+    return [int(i) for i in ids if wanted.issubset(store.provenance[i])]
+
+
+def events_containing(tracker: EventTracker, memory, steps: tuple[str, ...]) -> set[int]:
+    """The live event memories whose provenance lists at least one of ``steps`` (each event once)."""
+    return {i for step in steps for i in tracker.containing(memory, step)}
+
+
+def _plain(node):
+    """A config node as plain containers (None stays None)."""
+    if node is None or isinstance(node, dict):
+        return node
+    return OmegaConf.to_container(node, resolve=True)
