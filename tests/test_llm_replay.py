@@ -143,6 +143,54 @@ def test_each_scenario_replays_its_own_answer_to_a_request_two_scenarios_sent(tm
     assert [in_scenario("b", replay), in_scenario("a", replay), replay.rate_attention(item, [])] == [4.0, 3.0, 3.0]
 
 
+def test_the_caller_tells_the_replay_the_scenario_it_serves(tmp_path):
+    """ReplayLLM.serve: the told scenario picks its own records (over the one running in the
+    context), and a miss of a scenario the cassette holds nothing of names it and the
+    scenarios the caller's function returns that the cassette holds; the backend loads none."""
+    from datetime import datetime
+
+    from mtsbench.scenario.model import RUNNING, Scenario, Step
+
+    def scenario(name, text):
+        return Scenario(name, name, "en", datetime(2026, 1, 1), (), (Step(0, "s1", 0.0, "perceive", text),))
+
+    cassette = tmp_path / "c.jsonl"
+    item = Item("Milk is on the table.", "perceive", "s")
+    a, b = scenario("a", "Milk is on the table."), scenario("b", "Milk is on the table.")
+    with FakeOpenAI() as server:
+        server.push(Reply(content='{"score": 3}'), Reply(content='{"score": 4}'))
+        live = OpenAILLM(base_url=server.url, model="m", record=str(cassette))
+        for s in (a, b):
+            token = RUNNING.set(s)
+            live.rate_attention(item, [])
+            RUNNING.reset(token)
+    replay = ReplayLLM(str(cassette))
+    replay.serve(b)
+    token = RUNNING.set(a)
+    try:
+        assert replay.rate_attention(item, []) == 4.0           # told b: b's record, whatever runs
+    finally:
+        RUNNING.reset(token)
+    orchid = scenario("orchid", "The orchid has a bud.")
+    asked = []
+
+    def bundled():
+        asked.append(True)
+        return [orchid, b, a]
+    replay.serve(orchid, bundled)
+    assert not asked                                             # called only for a miss's message
+    with pytest.raises(LLMError) as e:
+        replay.rate_attention(Item("The orchid has a bud.", "perceive", "s1"), [])
+    assert str(e.value).endswith("scenario orchid was not recorded (recorded: b, a; record it with "
+                                 "llm.record=PATH, docs/llm.md)") and asked
+    replay.serve(orchid)                                         # no function: no recorded list
+    with pytest.raises(LLMError, match=r"scenario orchid was not recorded \(record it with llm.record=PATH"):
+        replay.rate_attention(Item("The orchid has a bud.", "perceive", "s1"), [])
+    replay.serve(None)
+    with pytest.raises(LLMError, match="for prompt '.*The orchid has a bud"):
+        replay.rate_attention(Item("The orchid has a bud.", "perceive", "s1"), [])
+
+
 def test_replay_first_answers_what_a_cassette_holds_and_sends_only_the_rest(tmp_path):
     """llm.replay_first: an ablation of a recorded run pays only for its new requests, and its
     own recording is complete (the replayed answers are written as if sent)."""

@@ -44,7 +44,7 @@ from ..core.params import build
 from ..processes.meter import INDEX_KEYS
 from ..outputs.results import Recorder
 from ..config.options import ProbeOptions
-from ..scenario.catalog import resolve
+from ..scenario.catalog import bundled_scenarios, resolve
 from ..scenario.generate import generated_paths
 from ..scenario.loader import load_scenario
 from ..scenario.model import OBSERVED_KINDS, RUNNING, EventCountCheck, Scenario
@@ -77,11 +77,23 @@ class ScenarioRun:
 
 
 def build_system(cfg: DictConfig, scenario: Scenario) -> MemorySystem:
-    """A fresh system from ``cfg.system``, started on ``scenario``."""
+    """A fresh system from ``cfg.system``, started on ``scenario`` (its LLM told so: ``serve``)."""
     system = build(cfg.system, "system")
     system.start(Context(scenario.id, scenario.language, scenario.start,
                          tuple(s.text for s in scenario.steps if s.text)))
+    serve(system, scenario)
     return system
+
+
+def serve(system: MemorySystem, scenario: Scenario) -> None:
+    """Tell the system's LLM backend (its ``answer_llm``, the one its agent asks too) the
+    scenario it serves from now on, if it listens (``llm.replay.ReplayLLM.serve``: the
+    scenario's own records first; a miss names it and the bundled scenarios the cassette
+    holds, which the harness loads, ``scenario.catalog.bundled_scenarios``, since the LLM
+    layer reads no scenario file)."""
+    tell = getattr(getattr(system, "answer_llm", None), "serve", None)
+    if tell is not None:
+        tell(scenario, bundled_scenarios)
 
 
 def at_motivation(scenario: Scenario, motivation: float | None) -> Scenario:
@@ -132,7 +144,9 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
                   baseline: Totals | None = None) -> ScenarioRun:
     scenario = at_motivation(scenario, ProbeOptions(**(OmegaConf.select(cfg, "probes") or {})).motivation)
     started = time.perf_counter()
-    if system is None:
+    if system is not None:
+        serve(system, scenario)         # a copy continuing on this scenario
+    else:
         if progress is not None:
             memories = OmegaConf.select(cfg, "preload.memories", default=0) or 0
             progress.phase(f"scenario {scenario.id}: building the system"
@@ -294,13 +308,15 @@ def _after_haystack(cfg: DictConfig, hay: Haystack, targets: list[Scenario], pro
     language = targets[0].language if targets else "en"
     system.start(Context("haystack", language, hay.start,
                          hay.texts + tuple(s.text for t in targets for s in t.steps if s.text)))
+    haystack = Scenario("haystack", "haystack", language, hay.start, (), hay.steps)
+    serve(system, haystack)
     depth = evidence.rank_depth_of(cfg)
     workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder("haystack")
     discard = getattr(system, "take_trace", None)
     report: dict = {"order": list(hay.order), "steps": len(hay.steps), "gap_s": hay.gap, "sizes": []}
     started, done = time.perf_counter(), 0
-    token = RUNNING.set(Scenario("haystack", "haystack", language, hay.start, (), hay.steps))
+    token = RUNNING.set(haystack)
     try:
         for size in hay.sizes:
             stop = hay.cut(size)

@@ -8,8 +8,9 @@
   the prompts share (system and repair messages, how facts and lists are shown).
 - backends, each a method per task over one ``ask``: ``mock.MockLLM`` (from the hints, by
   the rules of ``heuristics``), ``openai_backend.OpenAILLM`` (any OpenAI-compatible
-  server), ``replay.ReplayLLM`` (a cassette), ``local.LocalLLM`` (a llama.cpp server it
-  starts itself); ``chat`` holds the repair and failure logic of the chat backends,
-  ``cassette`` the JSONL record format.
+  server), ``replay.ReplayLLM`` (a cassette; its caller tells it the scenario it serves,
+  ``ReplayLLM.serve``), ``local.LocalLLM`` (a llama.cpp server it starts itself); ``chat``
+  holds the repair and failure logic of the chat backends, ``cassette`` the JSONL record
+  format.
 - ``testing.FakeOpenAI``: a local fake server for tests.
 """

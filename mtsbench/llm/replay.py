@@ -4,10 +4,20 @@ The backend asks exactly what the recording backend asked (same prompts, same re
 path, see ``chat.py``) and looks every request up by its key in the cassette: the answer
 text, token usage and retries recorded for it are replayed, and a recorded transport
 failure fails again (then ``on_failure`` decides, as when recording). A request that is
-not in the cassette raises ``LLMError`` naming the task and, when the running scenario was
+not in the cassette raises ``LLMError`` naming the task and, when the scenario it serves was
 not recorded at all, that scenario and the bundled ones the cassette holds, else an excerpt
 of the prompt (a prompt changed since recording), whatever ``on_failure`` says: the
 cassette does not cover this run.
+
+The backend reads no scenario file: its caller tells it the scenario it serves
+(``ReplayLLM.serve(scenario, bundled)``; ``harness.runner`` does, through the system's
+``answer_llm``, whenever a system starts or continues on a scenario) and how to get the
+bundled scenarios a miss may name (``scenario.catalog.bundled_scenarios``). Of the scenario
+it keeps only what it needs (``Serving``): the id, whose own records it is served first
+(``Cassette.next``), and the text of its first observed step, which a recorded scenario's
+prompts quote. A backend nobody told (built by hand) serves the scenario running in its
+context (``scenario.model.RUNNING``), as the recording backends do, and a miss there names
+no recorded scenarios.
 
 ``max_failure_rate`` is stored for the run (``mtsbench run`` warns and exits 3 above it).
 
@@ -24,11 +34,14 @@ one-line ``LLMError`` of a missing, unreadable or ambiguous cassette then.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..core.params import NonNegative, Seed, Share, Text, declared
 from ..core.resources import CASSETTE_DIR, packaged_cassettes
+from ..scenario.model import OBSERVED_KINDS, RUNNING, Scenario
 from .base import LLMError, Meter
 from .cassette import Cassette, running_scenario
 from .chat import ChatLLM, Exchange, TransportError, excerpt
@@ -48,27 +61,34 @@ def cassette_path(cassette: str) -> Path:
 
 def first_text(scenario) -> str | None:
     """The text of ``scenario``'s first observed step (what its first prompt quotes)."""
-    from ..scenario.model import OBSERVED_KINDS
-
     return next((s.text for s in scenario.steps if s.kind in OBSERVED_KINDS and s.text), None)
 
 
-def recorded_scenarios(cassette: Cassette) -> list[str]:
-    """The bundled scenarios ``cassette`` holds answers for: those whose first observed
-    step's text one of its prompts quotes."""
-    from ..scenario.catalog import resolve
-    from ..scenario.loader import load_scenario
-
+def recorded_scenarios(cassette: Cassette, scenarios: Iterable[Scenario]) -> list[str]:
+    """The ids of ``scenarios`` (in their order) ``cassette`` holds answers for: those whose
+    first observed step's text one of its prompts quotes."""
     prompts = "\n".join(str(m.get("content", "")) for r in cassette.records for m in r.get("messages", []))
-    found = []
-    for path in resolve([]):
-        try:
-            scenario = load_scenario(path)
-        except Exception:  # noqa: BLE001 - a bundled scenario that does not load is not listed
-            continue
-        if (text := first_text(scenario)) and text in prompts:
-            found.append(scenario.id)
-    return found
+    return [s.id for s in scenarios if (text := first_text(s)) and text in prompts]
+
+
+@dataclass(frozen=True)
+class Serving:
+    """What a replay keeps of the scenario it serves: its ``id`` and ``opening``, the text of
+    its first observed step (None: it has none).
+
+    >>> from datetime import datetime
+    >>> from mtsbench.scenario.model import Step
+    >>> steps = (Step(0, "q", 0.0, "probe", "Where is the milk?"), Step(1, "s1", 60.0, "say", "Milk is on the table."))
+    >>> Serving.of(Scenario("milk", "Milk", "en", datetime(2026, 1, 1), (), steps))
+    Serving(id='milk', opening='Milk is on the table.')
+    """
+
+    id: str
+    opening: str | None = None
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> "Serving":
+        return cls(scenario.id, first_text(scenario))
 
 
 def open_cassette(cassette: str) -> Cassette:
@@ -84,6 +104,9 @@ def open_cassette(cassette: str) -> Cassette:
 @declared
 class ReplayLLM(ChatLLM):
     """Replays a cassette (see the module docstring)."""
+
+    serving_: Serving | None = None                              # told by serve(); the class defaults
+    bundled_: Callable[[], Iterable[Scenario]] | None = None     # stand for "told nothing"
 
     def __init__(self, cassette: Text | None = None, model: Text | None = None, temperature: NonNegative | None = None,
                  seed: Seed | None = None, on_failure: Literal["raise", "skip"] = "raise", max_failure_rate: Share = 0.05):
@@ -112,23 +135,46 @@ class ReplayLLM(ChatLLM):
         return {"cassette_": recorded, "backend_": profile["backend"], "model_": profile["model"],
                 "params_": profile["params"]}
 
-    def _missing(self, messages: list[dict]) -> str:
-        """Why a request has no answer, in one line: the running scenario was not recorded
-        (named, with the recorded ones), else the prompt it asked (a changed prompt)."""
-        from ..scenario.model import RUNNING
+    def serve(self, scenario: Scenario | None, bundled: Callable[[], Iterable[Scenario]] | None = None) -> None:
+        """Serve ``scenario`` from now on (None: no scenario): its own records first, and a
+        request the cassette lacks names it when the cassette holds none of its prompts.
+        ``bundled`` returns the scenarios such a miss lists as recorded (those the cassette
+        holds; called only then); None lists none. Told by the caller that runs the
+        scenario, so that the backend reads no scenario file itself (module docstring)."""
+        self.serving_ = None if scenario is None else Serving.of(scenario)
+        self.bundled_ = bundled
 
+    def _serving(self) -> Serving | None:
+        """The scenario served: the one told (``serve``), else the one running in this context."""
+        if "serving_" in vars(self):
+            return self.serving_
+        running = RUNNING.get()
+        return None if running is None else Serving.of(running)
+
+    def _serving_id(self) -> str | None:
+        """The id of the scenario served (``_serving``), without reading the running one's steps."""
+        if "serving_" in vars(self):
+            return None if self.serving_ is None else self.serving_.id
+        return running_scenario()
+
+    def _missing(self, messages: list[dict]) -> str:
+        """Why a request has no answer, in one line: the scenario served was not recorded
+        (named, with the recorded ones), else the prompt it asked (a changed prompt)."""
         where = f"cassette {self.cassette_.path} (model {self.model_})"
-        scenario = RUNNING.get()
+        scenario = self._serving()
         prompts = (str(m.get("content", "")) for r in self.cassette_.records for m in r.get("messages", []))
-        text = first_text(scenario) if scenario is not None else None
+        text = scenario.opening if scenario is not None else None
         if text and not any(text in p for p in prompts):
-            recorded = ", ".join(recorded_scenarios(self.cassette_)) or "none of the bundled ones"
+            if self.bundled_ is None:
+                return (f"no recorded answer in {where}: scenario {scenario.id} was not recorded "
+                        f"(record it with llm.record=PATH, docs/llm.md)")
+            recorded = ", ".join(recorded_scenarios(self.cassette_, self.bundled_())) or "none of the bundled ones"
             return (f"no recorded answer in {where}: scenario {scenario.id} was not recorded "
                     f"(recorded: {recorded}; record it with llm.record=PATH, docs/llm.md)")
         return f"no recorded answer in {where} for prompt '{excerpt(messages[-1]['content'])}'"
 
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
-        record = self.cassette_.next(key, running_scenario())
+        record = self.cassette_.next(key, self._serving_id())
         if record is None:
             raise LLMError(self._missing(messages), task=task.name)
         if "error" in record:

@@ -78,6 +78,20 @@ def resolve(items: list[str] | str | Path) -> list[Path]:
     return out
 
 
+def bundled_scenarios() -> list[Scenario]:
+    """Every bundled scenario that loads, in ``resolve([])``'s order (one that does not load is
+    left out): what a replay's miss may name as recorded (``llm.replay.ReplayLLM.serve``)."""
+    from .loader import load_scenario
+
+    found = []
+    for path in resolve([]):
+        try:
+            found.append(load_scenario(path))
+        except Exception:  # noqa: BLE001 - a bundled scenario that does not load is not listed
+            continue
+    return found
+
+
 def _unknown(item: str, p: Path) -> str:
     if p.name == item and p.suffix not in SUFFIXES:
         close = difflib.get_close_matches(item, bundled_names(), n=1)

@@ -24,8 +24,9 @@ from ..core.facts import Fact, FactValue  # noqa: F401  (defined below memory an
 STEP_KINDS = ("say", "reply", "perceive", "probe", "idle", "check")
 TEXT_KINDS = ("say", "reply", "perceive", "probe")
 OBSERVED_KINDS = ("say", "reply", "perceive")
-# The scenario being run in this context (``runner.run_scenario`` sets it), for an error
-# raised deep inside a run that should name it (``llm.replay``: a scenario not recorded).
+# The scenario being run in this context (``runner.run_scenario`` sets it), for what deep
+# inside a run should name it: the scenario a cassette record was sent in (``llm.cassette``),
+# and the one a replay serves when no caller told it (``llm.replay.ReplayLLM.serve``).
 RUNNING: "ContextVar[Scenario | None]" = ContextVar("mtsbench_running_scenario", default=None)
 CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count")
 
