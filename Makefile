@@ -29,11 +29,13 @@ test-fast: install
 # The documentation site (mkdocs.yml): docs/ built strictly into site/, so a broken link or anchor
 # fails; the docs extra (mkdocs, its Material theme) is installed when missing, and
 # docs/config-reference.md is regenerated from configs/ first (tests/test_docs_site.py checks the
-# committed page). NO_MKDOCS_2_WARNING quiets the theme's banner about MkDocs 2. No --quiet: it hides
+# committed page), and so is the import graph of docs/architecture.md from mtsbench/ (its
+# test: tests/test_architecture_page.py). NO_MKDOCS_2_WARNING quiets the theme's banner about MkDocs 2. No --quiet: it hides
 # the warnings that --strict turns into a failure, and the build then passes whatever is broken.
 docs: $(STAMP)
 	$(PY) -c "import mkdocs, material" 2>/dev/null || $(PY) -m pip install --quiet ".[docs]"
 	$(PY) scripts/config_reference.py docs/config-reference.md
+	$(PY) scripts/architecture_diagram.py docs/architecture.md
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: install

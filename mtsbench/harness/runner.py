@@ -3,7 +3,7 @@
 ``run(cfg, out_dir)`` loads every scenario first (a malformed one stops the run before
 anything runs), then replays each against a fresh system (``cfg.system``, instantiated per
 scenario) and saves what it returned (``results.parquet``), its trace and timelines; the
-metrics are computed from the saved results (``outputs.evaluate_dir``).
+metrics are computed from the saved results (``mtsbench.harness.finish.evaluate_dir``).
 
 The runner hands the system only the inputs of each step (``systems.base``); it decides
 *when* a state is read for an expectation — a ``check`` step's checks right after it, an
