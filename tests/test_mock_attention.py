@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mtsbench.evaluation.checks import _tiny_agent
+from mtsbench.evaluation.checks import tiny_agent
 from mtsbench.config.composition import compose
 from mtsbench.embed.hashing import Hashing
 from mtsbench.llm.base import Association, Item
@@ -122,7 +122,7 @@ def test_relative_thresholds_make_the_lift_independent_of_the_embedders_scale(sq
 
 
 def test_the_agent_tells_the_mock_its_memorys_embedder():
-    agent = _tiny_agent()
+    agent = tiny_agent()
     assert agent.llm.embedder is agent.memory.embedder
     assert agent.llm.chance("en") != MockLLM().chance("en")     # Hashing(dim=64), not the default 1024
 

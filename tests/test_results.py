@@ -190,7 +190,7 @@ def test_the_trace_keeps_every_field_through_parquet(tmp_path):
 
 def test_runs_written_before_parquet_are_still_read(tmp_path):
     from mtsbench.api import Run
-    from mtsbench.report.data import _events
+    from mtsbench.report.data import tier_events
     from mtsbench.outputs.stream import read_timelines, trace_events
 
     events = [{"scenario": "s", "t": 0.0, "event": "created", "id": 1, "tier": 0},
@@ -198,6 +198,6 @@ def test_runs_written_before_parquet_are_still_read(tmp_path):
               {"scenario": "s", "t": 6.0, "event": "idle", "step": "x", "duration": 1.0}]
     (tmp_path / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     (tmp_path / "timelines.csv").write_text("scenario,index,step,memory,t,long,short,tier\ns,0,a,a,0.0,1.0,0.5,0\n")
-    assert trace_events(tmp_path) == events and _events(tmp_path) == events[:2]
+    assert trace_events(tmp_path) == events and tier_events(tmp_path) == events[:2]
     assert Run(tmp_path).trace["event"].tolist() == ["created", "moved", "idle"]
     assert read_timelines(tmp_path)["tier"].tolist() == [0] and len(Run(tmp_path).timelines) == 1

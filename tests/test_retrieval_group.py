@@ -178,10 +178,10 @@ def test_default_is_dense_and_unchanged():
     cfg, _ = compose(["preset=generative_agents", "retrieval=bm25"])    # a preset's formula keeps its relevance
     assert cfg.retrieval._target_.endswith("WeightedMinMax") and cfg.retrieval.relevance._target_.endswith(".Bm25")
     # dense: the index is not wrapped and a text changes nothing
-    from mtsbench.evaluation.checks import _run_tiny, _tiny_agent
+    from mtsbench.evaluation.checks import run_tiny, tiny_agent
 
-    agent = _tiny_agent(retriever=TieredSearch(relevance=Cosine()))
-    _run_tiny(agent)
+    agent = tiny_agent(retriever=TieredSearch(relevance=Cosine()))
+    run_tiny(agent)
     m = agent.memory
     assert not isinstance(m.index, LexicalTiers)
     a, b = m.search(m.embed("cooking risotto"), 3, 1.0), m.search(m.embed("cooking risotto"), 3, 1.0, text="cooking")

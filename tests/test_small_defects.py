@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import mtsbench
-from mtsbench.calibration.calibrate import _markdown
+from mtsbench.calibration.calibrate import markdown
 
 
 def _comparison() -> dict:
@@ -22,7 +22,7 @@ def _comparison() -> dict:
 
 
 def test_calibrate_table_escapes_pipes_and_never_says_none():
-    text = _markdown(_comparison())
+    text = markdown(_comparison())
     assert "None" not in text, text
     table = [line for line in text.splitlines() if line.startswith("| ") and line.count("---") == 0]
     for line in table:

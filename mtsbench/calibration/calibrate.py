@@ -196,7 +196,7 @@ def shown(value, reason: str) -> str:
     return f"n/a ({reason})" if value is None else str(value)
 
 
-def _markdown(c: dict) -> str:
+def markdown(c: dict) -> str:
     at, f, ev, im, ex = c["attention"], c["facts"], c["events"], c["impressions"], c["expectations"]
     no_pairs = "no item rated in both"
     no_both = "no step with an impression in both"
@@ -279,6 +279,6 @@ def write(a: Path, b: Path, out: Path, same_text: float = 0.75) -> dict:
     att = c.pop("attention_pairs")
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps(c, indent=2), encoding="utf-8")
-    (out / "calibration.md").write_text(_markdown(c), encoding="utf-8")
+    (out / "calibration.md").write_text(markdown(c), encoding="utf-8")
     _figure(att, out / "attention.png")
     return c

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .calibrate import _markdown, write
+from .calibrate import markdown, write
 from ..errors import ReportError
 
 
@@ -35,7 +35,7 @@ def calibrate_main(argv: list[str]) -> int:
         return _fail(str(e))
     except OSError as e:
         return _fail(f"{getattr(e, 'filename', None) or ns.out}: {e.strerror or e}")
-    print(_markdown(c).split("\n\n| count")[0])
+    print(markdown(c).split("\n\n| count")[0])
     print(f"report: {Path(ns.out) / 'calibration.md'}")
     return 0
 

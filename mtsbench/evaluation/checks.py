@@ -92,7 +92,7 @@ def check_llm(llm) -> list:
 
 
 # -- a tiny seed-design memory, for the checkers of memory's parts ---------------------------
-def _tiny_agent(labeller=None, retriever=None, **parts):
+def tiny_agent(labeller=None, retriever=None, **parts):
     """A ``MemoryAgent`` over a small ``Memory`` (flat tiers, full depth, no arousal by default)."""
     from ..systems.mts.agent import MemoryAgent
     from ..embed.hashing import Hashing
@@ -119,7 +119,9 @@ def _tiny_agent(labeller=None, retriever=None, **parts):
                        EventTracker(PerCategory()), Ema(), NoisyOr(), WeakerLoses())
 
 
-def _run_tiny(agent) -> None:
+def run_tiny(agent) -> None:
+    """Four observations an hour apart, a retrieval, then a rebalance of the tiers: the steps
+    every checker of memory's parts runs its part through."""
     texts = ["I love cooking risotto", "The train was late", "Cooking pasta tonight", "risotto cooking tips"]
     for i, t in enumerate(texts):
         agent.observe(Observation(f"s{i}", 3600.0 * i, "say", t, Hints(salience=2.0 + 2 * i)))
@@ -136,7 +138,7 @@ def _state(memory) -> dict:
 
 @checker("attention")
 def check_labeller(labeller) -> list:
-    agent = _tiny_agent()
+    agent = tiny_agent()
     m = agent.memory
     vec = m.embed("milk")
     agent.observe(Observation("s0", 0.0, "say", "The user is allergic to milk"))
@@ -162,9 +164,9 @@ def check_tiers(policy) -> list:
         assigned.append(t)
     size = policy.fifo
     assert size is None or (isinstance(size, int) and size >= 1), "fifo is None or a top-tier size >= 1"
-    agent = _tiny_agent(tiers=policy)
+    agent = tiny_agent(tiers=policy)
     m = agent.memory
-    _run_tiny(agent)
+    run_tiny(agent)
     ids = m.store.live_ids()
     assert sorted(np.concatenate([m.index.tiers[k].members() for k in range(n)]).tolist()) == ids.tolist(), \
         "every live memory must sit in exactly one tier index"
@@ -242,8 +244,8 @@ def check_arousal(arousal) -> list:
     assert a.shape == sims.shape and np.all(a >= 0), "arousal only adds attention"
     assert np.all(np.diff(a) <= 1e-12), "a closer neighbour never gains less"
     assert isinstance(arousal.neighbors, int) and arousal.neighbors >= 0, "neighbors is a count"
-    agent = _tiny_agent(arousal=arousal)
-    _run_tiny(agent)
+    agent = tiny_agent(arousal=arousal)
+    run_tiny(agent)
     m = agent.memory
     total = m.attention_of(m.store.live_ids())
     assert np.all(np.isfinite(total)) and np.all(total >= 0), "attention stays finite and non-negative"
@@ -308,8 +310,8 @@ def check_conflict(rule) -> list:
 @checker("retrieval")   # the group (dense, bm25, hybrid), and the retrieval node of each preset
 def check_retrieval(retriever) -> list:
     """A query-time scorer ranks distinct memories best first, at most k, and counts its cost."""
-    agent = _tiny_agent(retriever=retriever)
-    _run_tiny(agent)
+    agent = tiny_agent(retriever=retriever)
+    run_tiny(agent)
     m = agent.memory
     q = m.embed("cooking risotto")
     out = []

@@ -51,7 +51,7 @@ def timelines(job: Job) -> pd.DataFrame | None:
 TIER_EVENTS = ("created", "moved", "dropped")
 
 
-def _events(path: Path) -> list[dict]:
+def tier_events(path: Path) -> list[dict]:
     """The trace's created, moved and dropped events, in order (``trace.parquet``, or a
     ``trace.jsonl`` written before; only these events' fields are decoded)."""
     from ..outputs.stream import read_trace
@@ -96,7 +96,7 @@ def occupancy(events: list[dict]) -> pd.DataFrame:
 
 @lru_cache(maxsize=256)
 def _tier_sizes(d: str) -> pd.DataFrame:
-    return occupancy(_events(Path(d)))
+    return occupancy(tier_events(Path(d)))
 
 
 def tier_sizes(job: Job) -> pd.DataFrame:
