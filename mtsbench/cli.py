@@ -86,7 +86,8 @@ def _restore_signals(previous: list) -> None:
 
 def _run_main(argv: list[str]) -> int:
     from .harness import sweep
-    from .config.composition import check_run, searching, split_config_dirs, user_dirs
+    from .config.search import searching, split_config_dirs, user_dirs
+    from .harness.preflight import check_run
 
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
@@ -175,7 +176,7 @@ def _resume(argv: list[str]) -> list[str]:
     given = {a.partition("=")[0].lstrip("+~") for a in rest if "=" in a}
     rest += [o for o in _recorded_sweeper(folder / "multirun.yaml") if o.partition("=")[0].lstrip("+~") not in given]
     sweep.resume = folder
-    from .config.composition import split_config_dirs
+    from .config.search import split_config_dirs
 
     if not split_config_dirs(rest)[0]:      # the sweep's own --config-dir folders, unless given again
         rest = [*recorded_dirs, *rest]
@@ -203,7 +204,7 @@ def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
     YAML Hydra writes there."""
     import yaml
 
-    from .config.composition import SEARCH_PROVIDER
+    from .config.search import SEARCH_PROVIDER
 
     try:
         recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -339,7 +340,8 @@ def _matrix(ns: argparse.Namespace) -> int:
 
 def _check(ns: argparse.Namespace, out: Path) -> int:
     """``mtsbench check`` into ``out`` (``--out``, kept; else a temporary folder, removed after)."""
-    from .config.composition import compose, overrides_set_scenarios
+    from .config.composition import compose
+    from .config.overrides import overrides_set_scenarios
     from .report.markdown import failures, passed_line, table
     from .harness.runner import run
 

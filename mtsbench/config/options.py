@@ -1,6 +1,6 @@
 """The options of a run the runner reads itself (config nodes without a ``_target_``),
 declared once as ``mtsbench.core.params`` options classes: the top-level values
-(``RunOptions``), ``probes`` and ``evaluation``. Kept apart from ``mtsbench.harness.runner`` so
+(``RunOptions``), ``probes``, ``evaluation`` and ``sweep``. Kept apart from ``mtsbench.harness.runner`` so
 checking a config before a sweep launches imports neither the runner nor pandas.
 """
 
@@ -51,3 +51,15 @@ class Evaluation:
     rank_to: Natural = 0                 # 0: as deep as the largest recall_at
     abstain_threshold: Number = 0.5      # on the system's own score scale (evidence.ABSTAIN_THRESHOLD)
     earned_share: Share = EARNED_SHARE   # of a step's content words a memory's text holds
+
+
+DEFAULT_MAX_JOBS = 10000      # sweep.max_jobs when the config has none (a --config-dir config.yaml of its own)
+
+
+@declared(node="sweep")
+@dataclass(frozen=True)
+class SweepOptions:
+    """The ``sweep`` node: a sweep of more jobs than ``max_jobs`` is refused before it starts
+    (``mtsbench.harness.preflight``)."""
+
+    max_jobs: Count = DEFAULT_MAX_JOBS

@@ -125,7 +125,7 @@ def objective_values(cfg: DictConfig, out: Path) -> list[float] | None:
 
 def run_checked(run_dir: Path | None) -> None:
     """``app()`` (``hydra.main``, reading ``sys.argv``) for a command line ``mtsbench run``
-    has checked (``mtsbench.config.composition.check_run``): an error Hydra raises around the task (its
+    has checked (``mtsbench.harness.preflight.check_run``): an error Hydra raises around the task (its
     own writes: ``.hydra/``, the log, ``multirun.yaml``) is one line, not Hydra's stack trace.
     Hydra raises it to here with ``HYDRA_FULL_ERROR=1`` (its documented switch, set only
     while the app runs). A write that fails is an ``OutputError`` (exit 2; for a single run

@@ -190,7 +190,7 @@ def launcher_choice(argv: Sequence[str]) -> str | None:
     choice = None
     for a in argv:
         key, eq, value = a.partition("=")
-        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config.composition
+        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config.overrides
         if eq and words and words[-1].lstrip("+~") == "hydra/launcher":
             choice = value
     return choice

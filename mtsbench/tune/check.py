@@ -1,4 +1,4 @@
-"""A tuning study checked before anything runs (``mtsbench.config.composition.check_run`` calls these).
+"""A tuning study checked before anything runs (``mtsbench.harness.preflight.check_run`` calls these).
 
 ``settings(cfg)``: the study's own settings — hydra-optuna-sweeper installed, one
 ``hydra.sweeper.direction`` per ``tune.objectives``, a sampler that handles several
@@ -8,7 +8,7 @@ objectives, objectives the runs are evaluated at, a budget of at least one trial
 ``jobs(cfg, overrides)``: the configurations whose composition checks the search space —
 every choice and both bounds of every parameter, once each, the other parameters at their
 first value and the parameters a conditional one depends on set so that it is drawn (as a
-sweep's values are each composed once: ``mtsbench.config.composition._check_sweep``). Each is a base
+sweep's values are each composed once: ``mtsbench.harness.preflight._check_sweep``). Each is a base
 (the overrides of a configuration) and the override set on it.
 """
 
