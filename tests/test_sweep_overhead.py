@@ -115,8 +115,9 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     monkeypatch.setattr(hydra.core.utils, "run_job", lambda **kwargs: full)
     monkeypatch.setattr(Singleton, "_instances", Singleton._instances)      # Hydra's state as it was, after
     monkeypatch.setattr(BaseContainer, "_resolvers", BaseContainer._resolvers)
-    monkeypatch.setattr(sweep, "lane", {"hydra_context": SimpleNamespace(config_loader=loader), "config": None,
-                                        "task_function": None, "state": Singleton.get_state()})
+    lane = sweep.Lane(hydra_context=SimpleNamespace(config_loader=loader), config=None, task_function=None,
+                      state=Singleton.get_state())
+    monkeypatch.setattr(sweep, "lane", lambda: lane)
     ret = progress_joblib._lane_job(1, ["seed=1"])
     assert ret.cfg is None and ret.hydra_cfg is None
     assert ret.overrides == ["seed=1"] and ret.status == JobStatus.COMPLETED and ret.return_value is None
@@ -218,10 +219,15 @@ def test_the_package_uses_libraries_through_their_public_api_only():
 
 
 def test_a_run_after_a_failed_sweep_in_the_same_process_is_not_failed(tmp_path, monkeypatch, capsys):
-    """The sweep's failed-job list is module state: a single run (or a sweep) in the same
-    process (a notebook, pytest) must not inherit an earlier sweep's failures and exit 1."""
+    """A sweep's failed jobs are its command's (``sweep.Sweep``): a single run (or a sweep) in the
+    same process (a notebook, pytest) must not inherit an earlier sweep's failures and exit 1,
+    even one still running around it."""
     from mtsbench.harness import sweep
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sweep, "failed_jobs", [str(tmp_path / "earlier" / "0")])
-    assert main(["run", "scenarios=milk_allergy", f"hydra.run.dir={tmp_path / 'run'}"]) == 0, capsys.readouterr().err
+    earlier = sweep.Sweep(failed=[str(tmp_path / "earlier" / "0")], resume=tmp_path / "earlier")
+    with sweep.running(earlier):
+        assert main(["run", "scenarios=milk_allergy", f"hydra.run.dir={tmp_path / 'run'}"]) == 0, \
+            capsys.readouterr().err
+        assert sweep.current() is earlier
+    assert sweep.current() is not earlier and sweep.current().resume is None
