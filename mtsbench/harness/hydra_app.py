@@ -193,12 +193,14 @@ def _failure_warning(overall: dict | None) -> str | None:
 
 
 def _finished(cfg: DictConfig, frame, out: Path) -> None:
+    from ..config.options import Evaluation
     from ..evaluation import evidence
     from ..evaluation.attention_auc import console
     from ..report.markdown import passed_line
 
-    recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg),
-                                                       evidence.abstain_threshold_of(cfg)))
+    evaluation = Evaluation.of(cfg)
+    recall_table = evidence.console(evidence.summarize(frame, evaluation.depths, evaluation.budgets,
+                                                       evaluation.abstain_threshold))
     if recall_table:
         print(recall_table)
     overall = _overall(out)

@@ -45,7 +45,7 @@ def plugin_missing() -> str | None:
 
 def settings(cfg) -> None:
     """``ConfigError`` (one line) for the first study setting that cannot run (module docstring)."""
-    from ..evaluation.evidence import budgets_of, depths_of
+    from ..config.options import Evaluation
 
     if (missing := plugin_missing()) is not None:
         raise ConfigError(missing)
@@ -64,7 +64,8 @@ def settings(cfg) -> None:
     if name == "tune" and sampler == "grid":
         raise ConfigError("hydra/sweeper/sampler=grid: hydra/sweeper=tune draws each trial afresh; for a grid use the "
                           "basic sweeper (mtsbench run -m KEY=a,b,c)")
-    why = missing_cuts(objectives, depths_of(cfg), budgets_of(cfg))
+    evaluation = Evaluation.of(cfg)
+    why = missing_cuts(objectives, evaluation.depths, evaluation.budgets)
     if why:
         raise ConfigError(f"tune.objectives: {why}")
     for key in ("n_trials", "n_jobs"):
