@@ -39,7 +39,8 @@ import pandas as pd
 import pytest
 
 from mtsbench.config.composition import compose
-from mtsbench.evaluation.evidence import depths_of, first_ranks
+from mtsbench.config.options import Evaluation
+from mtsbench.evaluation.evidence import first_ranks
 from mtsbench.llm.base import Item
 from mtsbench.systems.mts.preload import PreloadSpec, preload
 from mtsbench.harness.runner import build_system, drive
@@ -108,7 +109,7 @@ def test_dialogue(benchmark, record, target, dialogue, preset, n, workload):
     cfg, _ = compose([*VARIANTS[preset], *OVERRIDES])
     system = build_system(cfg, dialogue)
     agent = system.memory_
-    depth = max(depths_of(cfg), default=0)          # probes rank this deep for evaluation, as in a run
+    depth = max(Evaluation.of(cfg).depths, default=0)          # probes rank this deep for evaluation, as in a run
     reply = Reply(k=5) if workload == "reply" else None
     gc.collect()
     before, started = rss(), time.perf_counter()

@@ -86,7 +86,8 @@ def _restore_signals(previous: list) -> None:
 
 def _run_main(argv: list[str]) -> int:
     from .harness import sweep
-    from .config.composition import check_run, searching, split_config_dirs, user_dirs
+    from .config.search import searching, split_config_dirs, user_dirs
+    from .harness.preflight import check_run
 
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
@@ -94,7 +95,7 @@ def _run_main(argv: list[str]) -> int:
         return completion_main(argv, list(COMMANDS))
 
     try:   # every job's config checked before Hydra launches anything
-        argv = _resume(argv)
+        argv, resume = _resume(argv)
         given, without_dirs = split_config_dirs(argv)
         dirs = user_dirs(given)               # --config-dir: searched before the packaged configs
         sweep.launcher_ready(argv, config_dirs=given)   # its plugin installed: before composing
@@ -116,9 +117,9 @@ def _run_main(argv: list[str]) -> int:
     from .harness.hydra_app import app, run_checked, sigterm_interrupts
 
     sys.argv = ["mtsbench", *without_dirs, *pinned]
-    sweep.failed_jobs[:], sweep.warned_jobs[:] = [], []   # this command's sweep only, not an earlier one's
+    state = sweep.Sweep(resume=resume)        # this command's sweep only, not an earlier one's
     try:
-        with sigterm_interrupts(), searching(dirs):
+        with sigterm_interrupts(), searching(dirs), sweep.running(state):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
                 app()
             else:
@@ -126,10 +127,8 @@ def _run_main(argv: list[str]) -> int:
     except SystemExit as e:
         return int(e.code or 0)
     except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
-        return _fail(_sweep_stopped(stop), exit_code(stop))
-    finally:
-        sweep.resume = None
-    return 1 if sweep.failed_jobs else 3 if sweep.warned_jobs else 0
+        return _fail(_sweep_stopped(stop, state.folder), exit_code(stop))
+    return state.exit_code()
 
 
 def pin_folder(cfg, key: str, folder: Path) -> list[str]:
@@ -153,14 +152,13 @@ def pin_folder(cfg, key: str, folder: Path) -> list[str]:
     return [f"{key}='{quoted}'"]
 
 
-def _resume(argv: list[str]) -> list[str]:
-    """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``), only its jobs
-    not complete run (``mtsbench.harness.sweep.resume``); without overrides, the sweep's own, and
-    without ``--config-dir``, the sweep's own folders (``_recorded_sweep``)."""
-    from .harness import sweep
-
+def _resume(argv: list[str]) -> tuple[list[str], Path | None]:
+    """``--resume DIR`` -> the sweep re-run into DIR (``hydra.sweep.dir=DIR``) and DIR, whose
+    jobs not complete only are run (``mtsbench.harness.sweep.Sweep.resume``); without overrides,
+    the sweep's own, and without ``--config-dir``, the sweep's own folders (``_recorded_sweep``).
+    Without ``--resume``: ``argv`` and None."""
     if "--resume" not in argv:
-        return argv
+        return argv, None
     i = argv.index("--resume")
     if i + 1 >= len(argv):
         raise ConfigError("--resume: expected the sweep directory to resume (multirun/DATE/TIME)")
@@ -174,13 +172,12 @@ def _resume(argv: list[str]) -> list[str]:
         rest += recorded
     given = {a.partition("=")[0].lstrip("+~") for a in rest if "=" in a}
     rest += [o for o in _recorded_sweeper(folder / "multirun.yaml") if o.partition("=")[0].lstrip("+~") not in given]
-    sweep.resume = folder
-    from .config.composition import split_config_dirs
+    from .config.search import split_config_dirs
 
     if not split_config_dirs(rest)[0]:      # the sweep's own --config-dir folders, unless given again
         rest = [*recorded_dirs, *rest]
     rest = [a for a in rest if not a.startswith("hydra.sweep.dir=")] + [f"hydra.sweep.dir={folder}"]
-    return rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]
+    return (rest if "-m" in rest or "--multirun" in rest else ["-m", *rest]), folder
 
 
 def _recorded_sweeper(path: Path) -> list[str]:
@@ -203,7 +200,7 @@ def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
     YAML Hydra writes there."""
     import yaml
 
-    from .config.composition import SEARCH_PROVIDER
+    from .config.search import SEARCH_PROVIDER
 
     try:
         recorded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -227,22 +224,22 @@ def _recorded_sweep(path: Path) -> tuple[list[str], list[str]]:
     return [str(o) for o in task or []], dirs
 
 
-def _sweep_stopped(stop: BaseException) -> str:
-    """The one line of a sweep stopped by a signal: how its jobs stand, how to resume it."""
+def _sweep_stopped(stop: BaseException, folder: Path | None) -> str:
+    """The one line of a sweep stopped by a signal (``folder``: its folder, None before
+    the launcher made it): how its jobs stand, how to resume it."""
     from .report.jobs import find_jobs
-    from .harness.sweep import last_sweep_dir
 
-    if last_sweep_dir is None:
+    if folder is None:
         return f"interrupted by {signal_name(stop)} before any job started"
     counts: dict[str, int] = {}
     try:
-        for job in find_jobs(last_sweep_dir):
+        for job in find_jobs(folder):
             counts[job.status] = counts.get(job.status, 0) + 1
     except ReportError:
         pass
     told = ", ".join(f"{n} {status}" for status, n in counts.items())
     return (f"sweep interrupted by {signal_name(stop)}: {told}; to run the jobs not complete: "
-            f"mtsbench run -m --resume {last_sweep_dir}")
+            f"mtsbench run -m --resume {folder}")
 
 
 def _locked(folder: Path, setting: str) -> None:
@@ -339,7 +336,8 @@ def _matrix(ns: argparse.Namespace) -> int:
 
 def _check(ns: argparse.Namespace, out: Path) -> int:
     """``mtsbench check`` into ``out`` (``--out``, kept; else a temporary folder, removed after)."""
-    from .config.composition import compose, overrides_set_scenarios
+    from .config.composition import compose
+    from .config.overrides import overrides_set_scenarios
     from .report.markdown import failures, passed_line, table
     from .harness.runner import run
 

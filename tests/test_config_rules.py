@@ -15,7 +15,8 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from mtsbench.config import check as config_check
 from mtsbench.core import params
 from mtsbench.cli import main
-from mtsbench.config.composition import compose, groups
+from mtsbench.config.composition import compose
+from mtsbench.config.search import groups
 from mtsbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,7 +15,8 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from mtsbench.evaluation.checks import CHECKERS, CHECKS, check_component, run_check
-from mtsbench.config.composition import compose, groups, mechanism_groups
+from mtsbench.config.composition import compose
+from mtsbench.config.search import groups, mechanism_groups
 from mtsbench.llm.testing import FakeOpenAI
 from mtsbench.harness.runner import build_system, drive, load_all, run
 

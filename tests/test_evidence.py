@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from mtsbench.evaluation import evidence
 from mtsbench.config.composition import compose
+from mtsbench.config.options import Evaluation
 from mtsbench.evaluation.evaluate import COLUMNS
 from mtsbench.memory.attention import DualAttention
 from mtsbench.memory.index import TierIndexes
@@ -89,9 +90,18 @@ def test_summary_per_category_by_hand():
 
 def test_depths_from_config():
     cfg, _ = compose([])
-    assert evidence.depths_of(cfg) == DEPTHS
+    assert Evaluation.of(cfg).depths == DEPTHS
     cfg, _ = compose(["evaluation.recall_at=[50,5,5]"])
-    assert evidence.depths_of(cfg) == (5, 50)
+    assert Evaluation.of(cfg).depths == (5, 50)
+
+
+def test_each_evaluation_default_is_the_options_class_s():
+    """A config without ``evaluation`` (or with nulls) reads ``config.options.Evaluation``'s defaults."""
+    bare = Evaluation.of({"evaluation": {"abstain_threshold": None, "rank_to": None}})
+    assert bare == Evaluation() == Evaluation.of({}) == Evaluation.of(None)
+    assert (bare.abstain_threshold, bare.earned_share, bare.rank_depth) == (0.5, 0.5, 0)
+    cfg, _ = compose(["evaluation.rank_to=3"])
+    assert Evaluation.of(cfg).rank_depth == max(DEPTHS)
 
 
 @settings(max_examples=40, deadline=None)

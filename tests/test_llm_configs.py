@@ -3,7 +3,8 @@
 from hydra.utils import instantiate
 
 from mtsbench.evaluation.checks import check_component
-from mtsbench.config.composition import compose, groups
+from mtsbench.config.composition import compose
+from mtsbench.config.search import groups
 from mtsbench.llm.mock import MockLLM
 from mtsbench.llm.openai_backend import OpenAILLM
 from mtsbench.llm.replay import ReplayLLM

@@ -115,7 +115,7 @@ def build_wheel(project: Path, out: Path) -> Path:
 def installed_plugin(tmp_path_factory):
     """The plug-in example pip-installed into this environment (as ``pip install
     examples/plugin`` would), uninstalled afterwards."""
-    from mtsbench.config.composition import plugin_dirs
+    from mtsbench.config.search import plugin_dirs
 
     wheel = build_wheel(PLUGIN, tmp_path_factory.mktemp("wheel"))
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
@@ -134,7 +134,7 @@ def test_an_installed_plugin_is_found_through_its_entry_point(installed_plugin, 
     --config-dir (the entry point ``mtsbench.configs`` names its config folder)."""
     import importlib.metadata
 
-    from mtsbench.config.composition import groups, plugin_dirs
+    from mtsbench.config.search import groups, plugin_dirs
 
     eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="mtsbench.configs")}
     assert eps.get("recency") == "mtsbench_recency.configs"

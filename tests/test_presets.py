@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from mtsbench.evaluation.checks import check_component
-from mtsbench.config.composition import compose, groups
+from mtsbench.config.composition import compose
+from mtsbench.config.search import groups
 from mtsbench.mechanisms.tiers import Fifo, Heat
 from mtsbench.memory.attention import HOUR
 from mtsbench.memory.scoring import Forgetting, WeightedMinMax, min_max

@@ -12,7 +12,8 @@ import bm25s
 import numpy as np
 import pytest
 
-from mtsbench.config.composition import compose, groups
+from mtsbench.config.composition import compose
+from mtsbench.config.search import groups
 from mtsbench.embed.hashing import Hashing
 from mtsbench.memory.graph_index import SharedGraphIndex
 from mtsbench.memory.index import TierIndexes

@@ -8,46 +8,47 @@ import json
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-import mtsbench.config.composition as config
+import mtsbench.config.composition as composition
+from mtsbench.harness.preflight import check_run
 from mtsbench.cli import main
 from mtsbench.errors import ConfigError
 
 
 @pytest.fixture
 def compositions(monkeypatch):
-    """Every override list ``config._compose_full`` composes, in order."""
+    """Every override list ``composition.compose_full`` composes, in order."""
     seen: list[list[str]] = []
-    original = config._compose_full
+    original = composition.compose_full
 
     def counting(overrides, *args, **kwargs):
         seen.append(list(overrides))
         return original(overrides, *args, **kwargs)
 
-    monkeypatch.setattr(config, "_compose_full", counting)
+    monkeypatch.setattr(composition, "compose_full", counting)
     return seen
 
 
 def test_a_sweep_composes_each_swept_value_once_not_each_job(compositions):
-    cfg = config.check_run(["-m", "experiment=ablation", "scenarios=[milk_allergy]"])
+    cfg = check_run(["-m", "experiment=ablation", "scenarios=[milk_allergy]"])
     ablations = OmegaConf.select(cfg, "hydra.sweeper.params.ablate").split(",")
     assert "MULTIRUN" in str(cfg.hydra.mode) and len(ablations) > 10
     assert sorted(o for c in compositions for o in c if o.startswith("ablate=")) == \
         sorted(f"ablate={a}" for a in ablations)      # each once, plus the first job (no ablate)
     compositions.clear()
-    config.check_run(["-m", "seed=0,1,2", "llm.noise=0.1,0.2", "ablate=none,tiers,arousal"])
+    check_run(["-m", "seed=0,1,2", "llm.noise=0.1,0.2", "ablate=none,tiers,arousal"])
     assert len(compositions) == 1 + 2       # the first job, each other option; values on its copy: 3, not 18
     compositions.clear()
-    config.check_run(["-m", "seed=range(0,50)", "scenarios=[milk_allergy]"])
+    check_run(["-m", "seed=range(0,50)", "scenarios=[milk_allergy]"])
     assert len(compositions) == 1
     compositions.clear()                        # ablate=arousal chooses arousal=none, which has no r
     with pytest.raises(ConfigError, match="no such key 'arousal.r'"):
-        config.check_run(["-m", "ablate=none,tiers,arousal", "arousal.r=0.3"])
+        check_run(["-m", "ablate=none,tiers,arousal", "arousal.r=0.3"])
     assert [o for o in compositions[-1] if o.startswith("ablate")] == ["ablate=arousal"]
 
 
 def test_a_key_under_a_swept_group_composes_each_option(compositions):
     with pytest.raises(ConfigError, match=r"no such key 'arousal.r' \(arousal=knn has: k, gain, perceived\)"):
-        config.check_run(["-m", "arousal=radius,knn", "arousal.r=0.3"])
+        check_run(["-m", "arousal=radius,knn", "arousal.r=0.3"])
 
 
 @pytest.mark.parametrize("argv,words", [
@@ -59,7 +60,7 @@ def test_a_key_under_a_swept_group_composes_each_option(compositions):
 ])
 def test_every_value_is_still_checked(compositions, argv, words):
     with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
-        config.check_run(argv)
+        check_run(argv)
 
 
 def test_an_option_of_ones_own_is_checked_from_its_file(tmp_path, compositions):
@@ -71,7 +72,7 @@ def test_an_option_of_ones_own_is_checked_from_its_file(tmp_path, compositions):
         "# @package _global_\ndefaults:\n  - override /long_decay: bad\n", encoding="utf-8")
     for sweep in ("long_decay=power_law,bad", "ablate=none,mine"):
         with pytest.raises(ConfigError, match="long_decay.half_life: expected a number > 0, got -3.0"):
-            config.check_run(["-m", "--config-dir", str(tmp_path), sweep])
+            check_run(["-m", "--config-dir", str(tmp_path), sweep])
 
 
 def test_a_single_run_is_hydras_run_of_its_overrides(tmp_path, monkeypatch, capsys):
@@ -87,12 +88,12 @@ def test_a_single_run_is_hydras_run_of_its_overrides(tmp_path, monkeypatch, caps
 
 def test_two_swept_groups_are_checked_together(compositions):
     with pytest.raises(ConfigError, match="system=bm25 ranks by BM25 alone"):
-        config.check_run(["-m", "system=mts,bm25", "retrieval=dense,hybrid"])
+        check_run(["-m", "system=mts,bm25", "retrieval=dense,hybrid"])
 
 
 def test_an_option_interpolating_a_top_level_key_is_composed(compositions):
     # llm/mock.yaml says `seed: ${seed}`: read inside its own node that would recurse
-    cfg = config.check_run(["-m", "experiment=real_llm"])    # sweeps llm: mock,recorded
+    cfg = check_run(["-m", "experiment=real_llm"])    # sweeps llm: mock,recorded
     assert "MULTIRUN" in str(cfg.hydra.mode) and ["llm=recorded", "experiment=real_llm"] in compositions
 
 
@@ -114,8 +115,9 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     monkeypatch.setattr(hydra.core.utils, "run_job", lambda **kwargs: full)
     monkeypatch.setattr(Singleton, "_instances", Singleton._instances)      # Hydra's state as it was, after
     monkeypatch.setattr(BaseContainer, "_resolvers", BaseContainer._resolvers)
-    monkeypatch.setattr(sweep, "lane", {"hydra_context": SimpleNamespace(config_loader=loader), "config": None,
-                                        "task_function": None, "state": Singleton.get_state()})
+    lane = sweep.Lane(hydra_context=SimpleNamespace(config_loader=loader), config=None, task_function=None,
+                      state=Singleton.get_state())
+    monkeypatch.setattr(sweep, "lane", lambda: lane)
     ret = progress_joblib._lane_job(1, ["seed=1"])
     assert ret.cfg is None and ret.hydra_cfg is None
     assert ret.overrides == ["seed=1"] and ret.status == JobStatus.COMPLETED and ret.return_value is None
@@ -217,10 +219,15 @@ def test_the_package_uses_libraries_through_their_public_api_only():
 
 
 def test_a_run_after_a_failed_sweep_in_the_same_process_is_not_failed(tmp_path, monkeypatch, capsys):
-    """The sweep's failed-job list is module state: a single run (or a sweep) in the same
-    process (a notebook, pytest) must not inherit an earlier sweep's failures and exit 1."""
+    """A sweep's failed jobs are its command's (``sweep.Sweep``): a single run (or a sweep) in the
+    same process (a notebook, pytest) must not inherit an earlier sweep's failures and exit 1,
+    even one still running around it."""
     from mtsbench.harness import sweep
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sweep, "failed_jobs", [str(tmp_path / "earlier" / "0")])
-    assert main(["run", "scenarios=milk_allergy", f"hydra.run.dir={tmp_path / 'run'}"]) == 0, capsys.readouterr().err
+    earlier = sweep.Sweep(failed=[str(tmp_path / "earlier" / "0")], resume=tmp_path / "earlier")
+    with sweep.running(earlier):
+        assert main(["run", "scenarios=milk_allergy", f"hydra.run.dir={tmp_path / 'run'}"]) == 0, \
+            capsys.readouterr().err
+        assert sweep.current() is earlier
+    assert sweep.current() is not earlier and sweep.current().resume is None

@@ -8,7 +8,9 @@ import pytest
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
-from mtsbench.config.composition import CONFIG_DIR, ConfigError, compose, groups
+from mtsbench.config.composition import ConfigError, compose
+from mtsbench.config.search import groups
+from mtsbench.core.resources import CONFIG_DIR
 from mtsbench.report.jobs import find_jobs
 from mtsbench.report.plots import pareto_front
 from mtsbench.config.options import ProbeOptions
@@ -47,7 +49,7 @@ def test_experiment_sweeps_name_only_known_options(name):
     assert params, f"experiment {name} has no sweep"
     if sweeper_of(name).endswith("StudySweeper"):       # a tuning study's space (docs/tuning.md): each value composed
         pytest.importorskip("optuna")
-        from mtsbench.config.composition import check_run
+        from mtsbench.harness.preflight import check_run
 
         assert check_run(["-m", f"experiment={name}", "scenarios=[milk_allergy]"]) is not None
         return

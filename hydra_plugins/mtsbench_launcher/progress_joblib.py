@@ -12,7 +12,7 @@ there, waiting up to ``JOB_LOCK_WAIT`` seconds for a worker of a sweep killed ou
 line without writing there. A lane's worker imports what a job needs once, with its first
 job (loky's own start: a fresh interpreter). Before any job starts the
 sweep's ``jobs.json`` lists every job (``mtsbench.harness.sweep.write_manifest``). With
-``mtsbench run -m ... --resume DIR`` (``mtsbench.harness.sweep.resume``) a job already complete in
+``mtsbench run -m ... --resume DIR`` (``mtsbench.harness.sweep.Sweep.resume``) a job already complete in
 DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked to stop
 (SIGTERM: each writes what it did, ``status: interrupted``), jobs not started stay so
 (``never started`` in the report), and the interrupt goes on to ``mtsbench run``.
@@ -53,16 +53,17 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
         # a dead worker's executor leaves a semaphore behind: not the user's concern at exit
         os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
-        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx)
+        state = sweep.current()                  # the `mtsbench run` command's sweep
+        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, state)
         n_jobs = _lanes(self.joblib.get("n_jobs"), len(job_overrides))
-        skip = {num for num, o in jobs if sweep.resume is not None and sweep.finished(self._job_dir(num, o))}
-        sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}")
+        skip = {num for num, o in jobs if state.resume is not None and sweep.finished(self._job_dir(num, o))}
+        sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}", state)
         results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
         with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
-            self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar)
+            self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar, state)
         return [results[num] for num, _ in jobs]
 
-    def _run_lanes(self, todo: list[tuple[int, list[str]]], n_jobs: int, results: dict, bar) -> None:
+    def _run_lanes(self, todo: list[tuple[int, list[str]]], n_jobs: int, results: dict, bar, state) -> None:
         from concurrent.futures.process import BrokenProcessPool
 
         from hydra.core.singleton import Singleton
@@ -91,7 +92,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
                     try:
                         results[num] = future.result()
                     except FolderBusy as e:            # another process writes its folder: not touched
-                        results[num] = self._busy(num, overrides, e)
+                        results[num] = self._busy(num, overrides, e, state)
                     except BrokenProcessPool as e:     # the worker died: its lane gets a fresh one
                         results[num] = self._worker_died(num, overrides, e)
                         lanes[lane].shutdown(wait=False, kill_workers=True)
@@ -125,13 +126,14 @@ class ProgressJoblibLauncher(JoblibLauncher):
                 pass
         return Path(str(self.config.hydra.sweep.dir)) / str(num)
 
-    def _busy(self, num: int, overrides: list[str], error: BaseException):
+    def _busy(self, num: int, overrides: list[str], error: BaseException, state):
         """Job ``num`` not run: its folder's lock stayed with another live process (nothing is
-        written there: the job counts as failed, ``mtsbench.harness.sweep.busy_jobs``); its JobReturn."""
+        written there: the job counts as failed, ``state.busy``, a ``mtsbench.harness.sweep.Sweep``);
+        its JobReturn."""
         from mtsbench.harness import sweep
         from mtsbench.errors import one_line
 
-        sweep.busy_jobs.append(str(self._job_dir(num, overrides)))
+        state.busy.append(str(self._job_dir(num, overrides)))
         print(f"mtsbench: job {num} not run: {one_line(error)}", file=sys.stderr)
         return sweep.returned(overrides)
 
@@ -149,7 +151,7 @@ class ProgressJoblibLauncher(JoblibLauncher):
 def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
     """A lane's worker process starting: bound to die with ``mtsbench run`` (PID ``parent``:
     ``_die_with``), and keeping what every job of the sweep shares, sent once, in
-    ``mtsbench.harness.sweep.lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    ``mtsbench.harness.sweep.start_lane`` (not here: Hydra's plugin discovery executes this module again)."""
     import gc
 
     from mtsbench.harness import runner  # noqa: F401 - what every job imports: once, then frozen
@@ -157,8 +159,8 @@ def _start_lane(hydra_context, config, task_function, singleton_state, parent: i
 
     _die_with(parent)
     gc.freeze()             # the imports out of the collector's way (a job collects far less)
-    sweep.lane.update(hydra_context=hydra_context, config=config, task_function=task_function,
-                      state=singleton_state)
+    sweep.start_lane(sweep.Lane(hydra_context=hydra_context, config=config, task_function=task_function,
+                                state=singleton_state))
 
 
 def _die_with(parent: int) -> None:
@@ -207,11 +209,11 @@ def _lane_job(num: int, overrides: list[str]):
     from mtsbench.outputs import folder_lock
     from mtsbench.harness import sweep
     from mtsbench.errors import redact
-    from mtsbench.harness.sweep import lane
 
+    lane = sweep.lane()
     setup_globals()
-    Singleton.set_state(lane["state"])
-    config = _compose(lane["hydra_context"].config_loader, lane["config"], num, overrides)
+    Singleton.set_state(lane.state)
+    config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
     # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
     where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
     job_dir = None if None in where else sweep.job_dir(config)
@@ -222,7 +224,7 @@ def _lane_job(num: int, overrides: list[str]):
     try:
         if job_dir is not None:
             folder_lock.sweep_leftovers(job_dir)      # a killed writer's temporary files
-        ret = run_job(hydra_context=lane["hydra_context"], config=config, task_function=lane["task_function"],
+        ret = run_job(hydra_context=lane.hydra_context, config=config, task_function=lane.task_function,
                       job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     finally:
         if job_dir is not None:

@@ -51,7 +51,8 @@ class RayClusterLauncher(RayLauncher or object):
         from mtsbench.errors import one_line
 
         where = _start(OmegaConf.to_container(self.ray_cfg.init, resolve=True) or {})
-        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, absolute=True)
+        state = sweep.current()                  # the `mtsbench run` command's sweep
+        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, state, absolute=True)
         configs = {}
         for num, overrides in jobs:
             cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
@@ -60,8 +61,8 @@ class RayClusterLauncher(RayLauncher or object):
                 cfg.hydra.job.num = num
                 cfg.hydra.sweep.dir = str(sweep_dir)
             configs[num] = cfg
-        skip = {num for num, _ in jobs if sweep.resume is not None and sweep.finished(sweep.job_dir(configs[num]))}
-        sweep.announce(jobs, skip, f" on Ray ({where}) in {sweep_dir}")
+        skip = {num for num, _ in jobs if state.resume is not None and sweep.finished(sweep.job_dir(configs[num]))}
+        sweep.announce(jobs, skip, f" on Ray ({where}) in {sweep_dir}", state)
 
         import ray
 

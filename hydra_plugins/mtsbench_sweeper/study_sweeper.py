@@ -97,7 +97,7 @@ class StudySweeper(Sweeper):
         name = self.study_name or st.DEFAULT_NAME
         seed = _plain(self.config.hydra.sweeper.sampler).get("seed")
         study = st.open_study(storage, name, directions, self._sampler_factory(), seed,
-                              {"space": space.signature(), "objectives": objectives}, sweep.resume is not None,
+                              {"space": space.signature(), "objectives": objectives}, sweep.current().resume is not None,
                               str(sweep_dir))
         study.set_user_attr("n_trials", int(self.n_trials))
         st.write_info(sweep_dir, {"role": "tuning", "study": name,
@@ -156,7 +156,7 @@ class StudySweeper(Sweeper):
         if info is None or info.get("role") != "tuning":
             raise ConfigError(f"hydra.sweeper.front_of={source}: not a tuning study's folder (expected its "
                               f"{st.INFO_FILE}, written by hydra/sweeper=tune)")
-        if st.read_info(sweep_dir) is not None and sweep.resume is None:
+        if st.read_info(sweep_dir) is not None and sweep.current().resume is None:
             raise ConfigError(f"{sweep_dir} already holds a held-out evaluation: resume it with mtsbench run -m "
                               f"--resume {sweep_dir}, or choose another hydra.sweep.dir")
         url = st.storage_url(source, info)

@@ -32,7 +32,7 @@ NODES = {
     "answer": "mtsbench.evaluation.answer.Answering",
     "agent": "mtsbench.systems.mts.system.Schedule",
     "probes": "mtsbench.config.options.ProbeOptions",
-    "sweep": "mtsbench.config.composition.SweepOptions",
+    "sweep": "mtsbench.config.options.SweepOptions",
     "tune": "mtsbench.tune.objectives.TuneOptions",
 }
 ROOT = "mtsbench.config.options.RunOptions"            # the top-level values: seed, scenarios

@@ -1,6 +1,6 @@
 """The options of a run the runner reads itself (config nodes without a ``_target_``),
 declared once as ``mtsbench.core.params`` options classes: the top-level values
-(``RunOptions``), ``probes`` and ``evaluation``. Kept apart from ``mtsbench.harness.runner`` so
+(``RunOptions``), ``probes``, ``evaluation`` and ``sweep``. Kept apart from ``mtsbench.harness.runner`` so
 checking a config before a sweep launches imports neither the runner nor pandas.
 """
 
@@ -10,9 +10,6 @@ from dataclasses import dataclass
 
 from ..core.params import Count, Natural, Number, Seed, Share, Text, declared
 from ..errors import ConfigError
-
-EARNED_SHARE = 0.5   # evaluation.earned_share's default (mtsbench.evaluation.credit)
-
 
 @declared
 @dataclass(frozen=True)
@@ -43,11 +40,63 @@ class ProbeOptions:
 @declared(node="evaluation")
 @dataclass(frozen=True)
 class Evaluation:
-    """The ``evaluation`` node (read by ``mtsbench.evaluation.evidence`` and ``mtsbench.evaluation.credit``; the
-    defaults are what they read when a key is missing, ``configs/config.yaml`` sets each)."""
+    """The ``evaluation`` node (read by ``mtsbench.evaluation.evidence`` and ``mtsbench.evaluation.credit``
+    through ``Evaluation.of``; the defaults, defined here only, are what they read when a key is
+    missing, ``configs/config.yaml`` sets each)."""
 
     recall_at: list[Count] = ()
     recall_at_tokens: list[Count] = ()
     rank_to: Natural = 0                 # 0: as deep as the largest recall_at
-    abstain_threshold: Number = 0.5      # on the system's own score scale (evidence.ABSTAIN_THRESHOLD)
-    earned_share: Share = EARNED_SHARE   # of a step's content words a memory's text holds
+    abstain_threshold: Number = 0.5      # on the system's own score scale
+    earned_share: Share = 0.5            # of a step's content words a memory's text holds
+
+    @classmethod
+    def of(cls, config) -> "Evaluation":
+        """The ``evaluation`` node of a whole config (a DictConfig, a plain dict as a run's
+        ``results`` saved it, or None); a key missing or null takes its default.
+
+        >>> Evaluation.of({"evaluation": {"recall_at": [50, 5, 5], "rank_to": None}}).depths
+        (5, 50)
+        >>> e = Evaluation.of(None); (e.depths, e.rank_depth, e.abstain_threshold, e.earned_share)
+        ((), 0, 0.5, 0.5)
+        """
+        node = (config.get("evaluation") or {}) if config is not None else {}
+        given = {k: node.get(k) for k in ("recall_at", "recall_at_tokens", "rank_to", "abstain_threshold",
+                                          "earned_share")}
+        values = {k: v for k, v in given.items() if v is not None}
+        for key in ("recall_at", "recall_at_tokens"):
+            if key in values:
+                values[key] = tuple(int(d) for d in values[key])
+        for key in ("abstain_threshold", "earned_share"):
+            if key in values:
+                values[key] = float(values[key])
+        if "rank_to" in values:
+            values["rank_to"] = int(values["rank_to"] or 0)
+        return cls(**values)
+
+    @property
+    def depths(self) -> tuple[int, ...]:
+        """The evaluation depths (``recall_at``), sorted, without repeats."""
+        return tuple(sorted({int(d) for d in self.recall_at}))
+
+    @property
+    def budgets(self) -> tuple[int, ...]:
+        """The token budgets of recall@Bt (``recall_at_tokens``), sorted, without repeats."""
+        return tuple(sorted({int(b) for b in self.recall_at_tokens}))
+
+    @property
+    def rank_depth(self) -> int:
+        """How deep probes report their ranking: ``rank_to``, at least the largest depth."""
+        return max(int(self.rank_to), max(self.depths, default=0))
+
+
+DEFAULT_MAX_JOBS = 10000      # sweep.max_jobs when the config has none (a --config-dir config.yaml of its own)
+
+
+@declared(node="sweep")
+@dataclass(frozen=True)
+class SweepOptions:
+    """The ``sweep`` node: a sweep of more jobs than ``max_jobs`` is refused before it starts
+    (``mtsbench.harness.preflight``)."""
+
+    max_jobs: Count = DEFAULT_MAX_JOBS

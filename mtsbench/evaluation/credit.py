@@ -25,11 +25,11 @@ provenance alone stays in ``prov_recall@k`` so older results remain comparable.
 
 from __future__ import annotations
 
-from ..config.options import EARNED_SHARE
+from ..config.options import Evaluation
 from ..llm.heuristics import FUNCTION_WORDS
 from .answer import tokens
 
-__all__ = ["EARNED_SHARE", "EvidenceCredit", "carried", "content_words"]
+__all__ = ["EvidenceCredit", "carried", "content_words"]
 
 
 def content_words(text: str | None) -> frozenset[str]:
@@ -66,7 +66,7 @@ class EvidenceCredit:
     ((), ())
     """
 
-    def __init__(self, texts: dict[str, str], share: float = EARNED_SHARE):
+    def __init__(self, texts: dict[str, str], share: float = Evaluation.earned_share):
         self.texts = texts
         self.share = share
         self.words_: dict[str, frozenset[str]] = {}

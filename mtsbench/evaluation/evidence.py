@@ -75,33 +75,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-ABSTAIN_THRESHOLD = 0.5
-
-
-def depths_of(config) -> tuple[int, ...]:
-    """The evaluation depths of a config (DictConfig or dict), sorted, without repeats."""
-    node = (config.get("evaluation") or {}) if config is not None else {}
-    return tuple(sorted({int(d) for d in (node.get("recall_at") or ())}))
-
-
-def budgets_of(config) -> tuple[int, ...]:
-    """The token budgets of recall@Bt (``evaluation.recall_at_tokens``), sorted, without repeats."""
-    node = (config.get("evaluation") or {}) if config is not None else {}
-    return tuple(sorted({int(b) for b in (node.get("recall_at_tokens") or ())}))
-
-
-def abstain_threshold_of(config) -> float:
-    """The score at which a memory an abstaining probe returns is a false recall
-    (``evaluation.abstain_threshold``, default ``ABSTAIN_THRESHOLD``)."""
-    node = (config.get("evaluation") or {}) if config is not None else {}
-    value = node.get("abstain_threshold")
-    return ABSTAIN_THRESHOLD if value is None else float(value)
-
-
-def rank_depth_of(config) -> int:
-    """How deep probes report their ranking: ``evaluation.rank_to``, at least the largest depth."""
-    node = (config.get("evaluation") or {}) if config is not None else {}
-    return max(int(node.get("rank_to") or 0), max(depths_of(config), default=0))
+from ..config.options import Evaluation
 
 
 def cut_columns(depths, budgets=(), prefix: str = "") -> list[str]:
@@ -321,7 +295,7 @@ def _mean(values: pd.Series) -> float | None:
     return None if values.empty else round(float(values.mean()), 4)
 
 
-def false_recall(probes: pd.DataFrame, threshold: float = ABSTAIN_THRESHOLD) -> float | None:
+def false_recall(probes: pd.DataFrame, threshold: float = Evaluation.abstain_threshold) -> float | None:
     """Share of the abstaining probes whose ``abstain_score`` is at least ``threshold``
     (None without abstaining probes or without the column; a probe that returned nothing
     has no score: not a false recall).
@@ -340,7 +314,7 @@ def false_recall(probes: pd.DataFrame, threshold: float = ABSTAIN_THRESHOLD) -> 
 
 
 def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = (),
-           threshold: float = ABSTAIN_THRESHOLD) -> dict:
+           threshold: float = Evaluation.abstain_threshold) -> dict:
     first = f"prov_recall@{depths[0]}" if f"prov_recall@{depths[0]}" in probes else f"recall@{depths[0]}"
     has = pd.to_numeric(probes[first], errors="coerce").notna()
     abstain = probes["abstain"].astype("boolean").fillna(False)
@@ -361,7 +335,7 @@ def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, 
     depths); ``false_recall`` of the abstaining probes at ``abstain_threshold`` (None: the default)."""
     if not depths or f"recall@{depths[0]}" not in frame:
         return None
-    threshold = ABSTAIN_THRESHOLD if abstain_threshold is None else float(abstain_threshold)
+    threshold = Evaluation.abstain_threshold if abstain_threshold is None else float(abstain_threshold)
     probes = frame[frame["check"] == "probe"]
     budgets = tuple(b for b in budgets if f"recall@{b}t" in frame)
     out = {"depths": list(depths), **({"budgets": list(budgets)} if budgets else {}),

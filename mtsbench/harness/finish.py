@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..config.options import Evaluation
 from ..evaluation import answer as answers
 from ..evaluation import attention_auc
 from ..evaluation import evidence
@@ -224,8 +225,8 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     from ..errors import OutputError
 
     records, meta = results.load(out_dir / results.FILE)
-    depths, budgets = evidence.depths_of(meta["config"]), evidence.budgets_of(meta["config"])
-    threshold = evidence.abstain_threshold_of(meta["config"])
+    evaluation = Evaluation.of(meta["config"])
+    depths, budgets, threshold = evaluation.depths, evaluation.budgets, evaluation.abstain_threshold
     rows, parts, costs, loaded = [], {}, {}, {}
     for sid, info in meta["scenarios"].items():
         scenario = loaded[sid] = (scenarios or {}).get(sid) or _load(out_dir, info["path"])

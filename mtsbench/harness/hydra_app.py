@@ -125,7 +125,7 @@ def objective_values(cfg: DictConfig, out: Path) -> list[float] | None:
 
 def run_checked(run_dir: Path | None) -> None:
     """``app()`` (``hydra.main``, reading ``sys.argv``) for a command line ``mtsbench run``
-    has checked (``mtsbench.config.composition.check_run``): an error Hydra raises around the task (its
+    has checked (``mtsbench.harness.preflight.check_run``): an error Hydra raises around the task (its
     own writes: ``.hydra/``, the log, ``multirun.yaml``) is one line, not Hydra's stack trace.
     Hydra raises it to here with ``HYDRA_FULL_ERROR=1`` (its documented switch, set only
     while the app runs). A write that fails is an ``OutputError`` (exit 2; for a single run
@@ -193,12 +193,14 @@ def _failure_warning(overall: dict | None) -> str | None:
 
 
 def _finished(cfg: DictConfig, frame, out: Path) -> None:
+    from ..config.options import Evaluation
     from ..evaluation import evidence
     from ..evaluation.attention_auc import console
     from ..report.markdown import passed_line
 
-    recall_table = evidence.console(evidence.summarize(frame, evidence.depths_of(cfg), evidence.budgets_of(cfg),
-                                                       evidence.abstain_threshold_of(cfg)))
+    evaluation = Evaluation.of(cfg)
+    recall_table = evidence.console(evidence.summarize(frame, evaluation.depths, evaluation.budgets,
+                                                       evaluation.abstain_threshold))
     if recall_table:
         print(recall_table)
     overall = _overall(out)

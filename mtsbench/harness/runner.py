@@ -32,18 +32,17 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from ..evaluation import evidence
 from ..config.composition import scenario_list
 from ..errors import Interrupted, one_line, signal_name
 from ..evaluation.evaluate import scenario_rows
 from .haystack import Haystack, HaystackOptions, since
 from .finish import finish_run
 from ..evaluation.answer import Answering, answer_step
-from ..evaluation.credit import EARNED_SHARE, EvidenceCredit
+from ..evaluation.credit import EvidenceCredit
 from ..core.params import build
 from ..processes.meter import INDEX_KEYS
 from ..outputs.results import Recorder
-from ..config.options import ProbeOptions
+from ..config.options import Evaluation, ProbeOptions
 from ..scenario.catalog import bundled_scenarios, resolve
 from ..scenario.generate import generated_paths
 from ..scenario.loader import load_scenario
@@ -155,13 +154,14 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
         if progress is not None:
             progress.phase(f"scenario {scenario.id}: built in {time.perf_counter() - started:.1f} s; "
                            f"{len(scenario.steps):,} steps")
-    depth = evidence.rank_depth_of(cfg)
+    evaluation = Evaluation.of(cfg)
+    depth = evaluation.rank_depth
     workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder(scenario.id)
     answering = Answering.from_config(OmegaConf.select(cfg, "answer"))
     timeline = Timeline(scenario)
     credit = EvidenceCredit({s.id: s.text for s in scenario.steps if s.kind in OBSERVED_KINDS},
-                            float(OmegaConf.select(cfg, "evaluation.earned_share", default=EARNED_SHARE)))
+                            evaluation.earned_share)
     texts_of = getattr(system, "context_texts", None)
     take_trace = getattr(system, "take_trace", None) if sink is not None else None
     waiting: dict[str, tuple] = {}                  # step id -> (step, outcome) of an event expectation
@@ -222,7 +222,7 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
     if baseline is not None:
         totals = replace(totals, llm=since(totals.llm, baseline.llm), processes=since(totals.processes, baseline.processes))
     return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows,
-                       evidence.depths_of(cfg), evidence.budgets_of(cfg))
+                       evaluation.depths, evaluation.budgets)
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
@@ -310,7 +310,7 @@ def _after_haystack(cfg: DictConfig, hay: Haystack, targets: list[Scenario], pro
                          hay.texts + tuple(s.text for t in targets for s in t.steps if s.text)))
     haystack = Scenario("haystack", "haystack", language, hay.start, (), hay.steps)
     serve(system, haystack)
-    depth = evidence.rank_depth_of(cfg)
+    depth = Evaluation.of(cfg).rank_depth
     workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder("haystack")
     discard = getattr(system, "take_trace", None)

@@ -8,7 +8,12 @@
   same way by the launcher (``record_failure`` with a ``WorkerDied``).
 - The launcher writes ``jobs.json`` into the sweep directory before any job starts: every
   job's number and overrides, so ``mtsbench report`` lists the jobs that never started too.
-- ``mtsbench run -m ... --resume DIR`` sets ``resume`` to DIR: the launcher then runs only
+- One ``mtsbench run`` command's sweep is a ``Sweep``: the folder it resumes, its own folder,
+  and its jobs that failed, warned or were not run. The command makes it and runs Hydra
+  inside ``running(state)``; Hydra builds the launcher, the sweeper and ``SweepSummary``
+  itself, so they find it with ``current()`` (a context variable, reset as the command
+  ends: nothing carries over to the next command in the same process).
+- ``mtsbench run -m ... --resume DIR`` sets ``Sweep.resume`` to DIR: the launcher then runs only
   the jobs of DIR that are not complete (``job_complete``) and leaves the others as they are.
 - ``launcher_ready`` checks, before anything runs, that the launcher a sweep names can run
   here: its plugin installed (else the pip extra to install) and, for SLURM, ``sbatch`` and
@@ -18,7 +23,7 @@
   exit 2), and counts the jobs and their expectations passed when the
   sweep ends (naming each job that failed or did not meet an expectation: its number, overrides
   and ``failure.json`` or ``report.md``), and writes the sweep's report into its folder (``mtsbench report DIR``'s); ``mtsbench run -m`` exits 1 if any failed (or was interrupted, or was not run
-  because another process held its folder's lock: ``busy_jobs``), else 3 if any had more failed LLM calls
+  because another process held its folder's lock: ``Sweep.busy``), else 3 if any had more failed LLM calls
   than ``llm.max_failure_rate``.
 """
 
@@ -30,8 +35,11 @@ import json
 import shutil
 import sys
 import traceback
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
 from hydra.experimental.callback import Callback
 
@@ -39,12 +47,63 @@ from ..outputs.atomic import write_atomic
 from ..errors import ConfigError, one_line, redact
 from ..report.status import FAILURE_FILE, MANIFEST, job_status
 
-failed_jobs: list[str] = []     # job directories that failed in this process's last sweep
-warned_jobs: list[str] = []     # ... and those above llm.max_failure_rate
-busy_jobs: list[str] = []       # ... and those not run: their folder's lock held by another process
-resume: Path | None = None      # set by `mtsbench run -m --resume DIR`
-last_sweep_dir: Path | None = None   # the directory of this process's last sweep (set by the launcher)
-lane: dict = {}                 # in a worker of hydra/launcher=local: what its jobs share (set once)
+
+
+@dataclass
+class Sweep:
+    """One ``mtsbench run`` command's sweep (see the module docstring)."""
+
+    resume: Path | None = None      # `mtsbench run -m --resume DIR`: DIR
+    folder: Path | None = None      # the sweep's folder, once the launcher has made it (``begin``)
+    failed: list[str] = field(default_factory=list)   # job folders that failed (``SweepSummary``)
+    warned: list[str] = field(default_factory=list)   # ... and those above llm.max_failure_rate
+    busy: list[str] = field(default_factory=list)     # ... and those not run: their folder's lock held elsewhere
+
+    def exit_code(self) -> int:
+        """``mtsbench run -m``'s exit code: 1 if a job failed, else 3 if one warned, else 0."""
+        return 1 if self.failed else 3 if self.warned else 0
+
+
+@dataclass(frozen=True)
+class Lane:
+    """What every job of a sweep shares, kept by a worker of ``hydra/launcher=local`` (sent once)."""
+
+    hydra_context: Any
+    config: Any
+    task_function: Any
+    state: Any                      # Hydra's ``Singleton`` state
+
+
+_RUNNING: ContextVar[Sweep] = ContextVar("mtsbench_sweep")     # set only by ``running``
+_LANE: ContextVar[Lane] = ContextVar("mtsbench_lane")          # set only by ``start_lane``, in a worker
+
+
+@contextmanager
+def running(state: Sweep) -> Iterator[Sweep]:
+    """While inside (Hydra running ``mtsbench run``'s command line), ``current()`` is ``state``."""
+    token = _RUNNING.set(state)
+    try:
+        yield state
+    finally:
+        _RUNNING.reset(token)
+
+
+def current() -> Sweep:
+    """The sweep of the ``mtsbench run`` command running; outside one (Hydra started some
+    other way), a new ``Sweep`` nobody reads, as an unresumed sweep."""
+    state = _RUNNING.get(None)
+    return state if state is not None else Sweep()
+
+
+def start_lane(lane: Lane) -> None:
+    """A worker of ``hydra/launcher=local`` keeps ``lane`` for its jobs (its initializer; the worker
+    is its own process, which runs the lane's jobs one after another)."""
+    _LANE.set(lane)
+
+
+def lane() -> Lane:
+    """What this worker's jobs share (``start_lane``)."""
+    return _LANE.get()
 
 
 class WorkerDied(Exception):
@@ -66,13 +125,13 @@ def clear_failure(out_dir: Path) -> None:
     (Path(out_dir) / FAILURE_FILE).unlink(missing_ok=True)
 
 
-def announce(jobs: list[tuple[int, list[str]]], skip: set[int], where: str) -> None:
-    """The sweep's opening lines on stderr: how many jobs run ``where`` (and, resuming, how
-    many are complete), then one line per job with its overrides."""
+def announce(jobs: list[tuple[int, list[str]]], skip: set[int], where: str, state: Sweep) -> None:
+    """The sweep's opening lines on stderr: how many jobs run ``where`` (and, resuming
+    ``state``, how many are complete), then one line per job with its overrides."""
     from hydra.core.utils import filter_overrides
 
     print(f"mtsbench: {len(jobs)} jobs{where}"
-          + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if resume else ""),
+          + (f"; resuming: {len(skip)} complete, {len(jobs) - len(skip)} to run" if state.resume else ""),
           file=sys.stderr)
     for num, overrides in jobs:
         print(f"  #{num}: {' '.join(filter_overrides(overrides))}{' (complete)' if num in skip else ''}",
@@ -98,12 +157,11 @@ def job_complete(job_dir: Path) -> bool:
     return job_status(Path(job_dir)) in ("ok", "unreliable")
 
 
-def begin(launcher, job_overrides, initial_job_idx: int, absolute: bool = False):
+def begin(launcher, job_overrides, initial_job_idx: int, state: Sweep, absolute: bool = False):
     """What both of ``hydra_plugins.mtsbench_launcher``'s launchers do first: Hydra's globals and
     logging set up (as Hydra's launchers do), the sweep's folder made (``absolute``: as an
-    absolute path) and recorded in ``last_sweep_dir``, ``jobs.json`` written. Returns the
+    absolute path) and recorded in ``state.folder``, ``jobs.json`` written. Returns the
     folder and the jobs (number, overrides)."""
-    global last_sweep_dir
     from hydra.core.utils import configure_log, setup_globals
 
     setup_globals()
@@ -112,7 +170,7 @@ def begin(launcher, job_overrides, initial_job_idx: int, absolute: bool = False)
     sweep_dir = sweep_dir.absolute() if absolute else sweep_dir
     sweep_dir.mkdir(parents=True, exist_ok=True)
     jobs = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
-    last_sweep_dir = sweep_dir
+    state.folder = sweep_dir
     write_manifest(sweep_dir, jobs)
     return sweep_dir, jobs
 
@@ -190,7 +248,7 @@ def launcher_choice(argv: Sequence[str]) -> str | None:
     choice = None
     for a in argv:
         key, eq, value = a.partition("=")
-        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config.composition
+        words = key.split()             # "=x" (no key): none, refused in one line by mtsbench.config.overrides
         if eq and words and words[-1].lstrip("+~") == "hydra/launcher":
             choice = value
     return choice
@@ -244,9 +302,10 @@ class SweepSummary(Callback):
         per folder: ``mtsbench.outputs.folder_lock``); another process writing there: one line, exit 2."""
         from ..outputs.folder_lock import acquire
 
-        failed_jobs.clear()
-        warned_jobs.clear()
-        busy_jobs.clear()
+        state = current()
+        state.failed.clear()
+        state.warned.clear()
+        state.busy.clear()
         try:
             note = acquire(Path(str(config.hydra.sweep.dir)), "hydra.sweep.dir")
         except (ConfigError, OSError) as e:
@@ -261,20 +320,22 @@ class SweepSummary(Callback):
 
         root = Path(str(config.hydra.sweep.dir))
         release(root)
-        busy = {str(Path(d).absolute()) for d in busy_jobs}
+        state = current()
+        busy = {str(Path(d).absolute()) for d in state.busy}
         jobs = sorted((d for d in root.iterdir() if d.is_dir() and d.name.isdigit()), key=lambda d: int(d.name))
-        failed_jobs[:] = [str(d) for d in jobs if not job_complete(d) or str(d.absolute()) in busy]
-        warned_jobs[:] = [str(d) for d in jobs if str(d) not in failed_jobs and job_status(d) == "unreliable"]
+        failed = state.failed
+        failed[:] = [str(d) for d in jobs if not job_complete(d) or str(d.absolute()) in busy]
+        state.warned[:] = [str(d) for d in jobs if str(d) not in failed and job_status(d) == "unreliable"]
         overrides = _manifest(root)
-        tail = f"; {len(failed_jobs)} failed: " + _named(failed_jobs, overrides, _why_failed) if failed_jobs else ""
-        if warned_jobs:
-            tail += (f"; {len(warned_jobs)} above llm.max_failure_rate: "
-                     + ", ".join(Path(d).name for d in warned_jobs))
-        complete = [d for d in jobs if str(d) not in failed_jobs]
+        tail = f"; {len(failed)} failed: " + _named(failed, overrides, lambda d: _why_failed(d, busy)) if failed else ""
+        if state.warned:
+            tail += (f"; {len(state.warned)} above llm.max_failure_rate: "
+                     + ", ".join(Path(d).name for d in state.warned))
+        complete = [d for d in jobs if str(d) not in failed]
         counts = {str(d): _expectations(d) for d in complete}
         if counts:
             tail += (f"; {sum(p for p, _ in counts.values())} of {sum(n for _, n in counts.values())} expectations "
-                     f"passed" + (f" in the {len(counts)} jobs complete" if failed_jobs else ""))
+                     f"passed" + (f" in the {len(counts)} jobs complete" if failed else ""))
         missed = [str(d) for d in complete if counts[str(d)][0] < counts[str(d)][1]]
         if missed:
             tail += f"; expectations not met in job{'s' if len(missed) > 1 else ''} " + _named(
@@ -293,12 +354,13 @@ def _named(dirs: list[str], overrides: dict[int, list[str]], detail) -> str:
     return ", ".join(shown) + (f", and {len(dirs) - NAMED} more (see the report)" if len(dirs) > NAMED else "")
 
 
-def _why_failed(job_dir: Path) -> str:
-    """Where a failed job says why: its ``failure.json``, else its status."""
+def _why_failed(job_dir: Path, busy: set[str]) -> str:
+    """Where a failed job says why: its ``failure.json``, else its status (``busy``: the absolute
+    folders of the jobs not run because another process held them)."""
     failure = job_dir / FAILURE_FILE
     if failure.is_file():
         return str(failure)
-    if str(job_dir.absolute()) in {str(Path(d).absolute()) for d in busy_jobs}:
+    if str(job_dir.absolute()) in busy:
         return "not run: another process held its folder"
     return job_status(job_dir)
 

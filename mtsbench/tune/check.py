@@ -1,4 +1,4 @@
-"""A tuning study checked before anything runs (``mtsbench.config.composition.check_run`` calls these).
+"""A tuning study checked before anything runs (``mtsbench.harness.preflight.check_run`` calls these).
 
 ``settings(cfg)``: the study's own settings — hydra-optuna-sweeper installed, one
 ``hydra.sweeper.direction`` per ``tune.objectives``, a sampler that handles several
@@ -8,7 +8,7 @@ objectives, objectives the runs are evaluated at, a budget of at least one trial
 ``jobs(cfg, overrides)``: the configurations whose composition checks the search space —
 every choice and both bounds of every parameter, once each, the other parameters at their
 first value and the parameters a conditional one depends on set so that it is drawn (as a
-sweep's values are each composed once: ``mtsbench.config.composition._check_sweep``). Each is a base
+sweep's values are each composed once: ``mtsbench.harness.preflight._check_sweep``). Each is a base
 (the overrides of a configuration) and the override set on it.
 """
 
@@ -45,7 +45,7 @@ def plugin_missing() -> str | None:
 
 def settings(cfg) -> None:
     """``ConfigError`` (one line) for the first study setting that cannot run (module docstring)."""
-    from ..evaluation.evidence import budgets_of, depths_of
+    from ..config.options import Evaluation
 
     if (missing := plugin_missing()) is not None:
         raise ConfigError(missing)
@@ -64,7 +64,8 @@ def settings(cfg) -> None:
     if name == "tune" and sampler == "grid":
         raise ConfigError("hydra/sweeper/sampler=grid: hydra/sweeper=tune draws each trial afresh; for a grid use the "
                           "basic sweeper (mtsbench run -m KEY=a,b,c)")
-    why = missing_cuts(objectives, depths_of(cfg), budgets_of(cfg))
+    evaluation = Evaluation.of(cfg)
+    why = missing_cuts(objectives, evaluation.depths, evaluation.budgets)
     if why:
         raise ConfigError(f"tune.objectives: {why}")
     for key in ("n_trials", "n_jobs"):
