@@ -358,7 +358,7 @@ def _haystack_size(size: int, steps: int, wall: float, rec: Recorder, totals: To
     """``haystack.json``'s entry for one size: what the haystack's first ``steps`` steps cost."""
     import resource
 
-    from .finish import cost_block
+    from ..evaluation.summary import cost_block
 
     cost = cost_block(pd.DataFrame(rec.rows), totals.processes, totals.llm) if rec.rows else None
     return {"messages": size, "steps": steps, "wall_s": round(wall, 3), "memories": totals.memories,
