@@ -19,7 +19,8 @@ a path) is not a config value and is not checked.
 
 A composed config is checked against these declarations by ``mtsbench.config.check``
 before anything is built. ``build(node, path)`` is Hydra's ``instantiate`` with a
-``ParamError`` named by its config path.
+``ParamError`` named by its config path (a part built with the node, by the group it
+interpolates: ``system=mts``'s ``dual: ${dual}`` is named ``dual``).
 """
 
 from __future__ import annotations
@@ -282,14 +283,65 @@ def declared(cls=None, *, error: type[Exception] = ParamError, node: str = ""):
 
 
 def build(node, path: str, **given):
-    """``hydra.utils.instantiate(node, **given)``; a bad argument is a ``ConfigError`` naming ``path.KEY``."""
+    """``hydra.utils.instantiate(node, **given)``; a bad argument is a ``ConfigError`` naming
+    ``path.KEY``, or, when it is one of the node's parts (built with it, recursively), the
+    part: by its group when named by interpolation (``system=mts``'s ``dual: ${dual}`` and
+    dual's ``short_decay: ${short_decay}``: ``short_decay.half_life: expected a number > 0,
+    got -1``), else by its key path."""
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
+    from omegaconf import OmegaConf
 
+    # Hydra resolves a copy of the node in place, and with it the nodes it interpolates
+    # (``${dual}``'s own ``${short_decay}``): build a resolved, detached copy instead
+    detached = OmegaConf.create(OmegaConf.to_container(node, resolve=True)) if OmegaConf.is_config(node) else node
     try:
-        return instantiate(node, **given)
+        return instantiate(detached, **given)
     except InstantiationException as e:
         cause = e.__cause__
         if isinstance(cause, ParamError):
-            raise ConfigError(f"{path}.{cause}") from None
+            raise ConfigError(_blame(node, path) or f"{path}.{cause}") from None
         raise
+
+
+def _blame(node, path: str) -> str | None:
+    """``NAME.KEY: words`` for the first part of ``node`` (deepest first) whose own values
+    break its class's declaration (``check_args``); None if none does."""
+    from hydra.utils import get_object
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.is_dict(node):
+        return None
+    for name, part in _parts_of(node, path):
+        if "_target_" not in part:
+            continue
+        try:
+            cls = get_object(str(part["_target_"]))
+            own = {str(k): v for k, v in OmegaConf.to_container(part, resolve=True).items()
+                   if not str(k).startswith("_") and not (isinstance(v, dict) and "_target_" in v)}
+            check_args(cls, own)
+        except ParamError as e:
+            return f"{name}.{e}"
+        except Exception:  # noqa: BLE001 - a part that cannot be read this way is not the one
+            continue
+    return None
+
+
+def _parts_of(node, path: str):
+    """(name, node) of ``node``'s sub-nodes, deepest first, then ``node``; a sub-node named by
+    interpolation (``dual: ${dual}``) is named as what it names (``dual``)."""
+    import re
+
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.to_container(node, resolve=False)
+    for key in node.keys():
+        try:
+            child = node[key]
+        except Exception:  # noqa: BLE001 - a missing or unresolvable value: no part
+            continue
+        if OmegaConf.is_dict(child):
+            text = raw.get(key)
+            named = re.fullmatch(r"\$\{([\w.]+)\}", text) if isinstance(text, str) else None
+            yield from _parts_of(child, named.group(1) if named else f"{path}.{key}")
+    yield path, node

@@ -93,8 +93,12 @@ def check_llm(llm) -> list:
 
 # -- a tiny seed-design memory, for the checkers of memory's parts ---------------------------
 def tiny_agent(labeller=None, retriever=None, **parts):
-    """A ``MemoryAgent`` over a small ``Memory`` (flat tiers, full depth, no arousal by default)."""
+    """A ``MemoryAgent`` over a small ``Memory`` (flat tiers, full depth, no arousal by default);
+    ``parts``: ``Memory``'s by parameter name (``tiers=``, ``arousal=``, ...). A part this does
+    not choose small and its consumer requires (a new group's) is built from the group's
+    default option in the packaged configs."""
     from ..systems.mts.agent import MemoryAgent
+    from ..systems.mts.system import PARTS, by_consumer, required
     from ..embed.hashing import Hashing
     from ..llm.mock import MockLLM
     from ..mechanisms.accumulate import NoisyOr
@@ -108,15 +112,26 @@ def tiny_agent(labeller=None, retriever=None, **parts):
     from ..memory.memory import Memory
     from ..memory.retrieval import TieredSearch
     from ..processes.consolidation import Consolidator
-    from ..processes.events import EventTracker
     from ..processes.inference import Inferrer
     from ..processes.labelling import CommonSense
     from ..processes.summarize import Summarizer
 
-    kw = dict(tiers=Flat(), depth=Full(), arousal=NoArousal()) | parts
-    memory = Memory(Hashing(dim=64), DualAttention(PowerLaw(), Exponential()), retriever or TieredSearch(), **kw)
-    return MemoryAgent(memory, MockLLM(), labeller or CommonSense(), Summarizer(), Consolidator(), Inferrer(),
-                       EventTracker(PerCategory()), Ema(), NoisyOr(), WeakerLoses())
+    small = dict(embedder=Hashing(dim=64), dual=DualAttention(PowerLaw(), Exponential()),
+                 retrieval=retriever or TieredSearch(), tiers=Flat(), depth=Full(), arousal=NoArousal(),
+                 llm=MockLLM(), attention=labeller or CommonSense(), summarize=Summarizer(),
+                 consolidation=Consolidator(), inference=Inferrer(), events=PerCategory(), belief=Ema(),
+                 accumulate=NoisyOr(), conflict=WeakerLoses())
+    group = {name: g for g, (consumer, name) in PARTS.items() if consumer == "memory"}
+    small |= {group[name]: part for name, part in parts.items()}
+    missing = [g for g in required() if g not in small]
+    if missing:
+        from ..config.composition import compose
+        from ..core.params import build
+
+        cfg = compose([])[0]
+        small |= {g: build(cfg[g], g) for g in missing}
+    given = by_consumer(small)
+    return MemoryAgent(Memory(**given["memory"]), **given["agent"])
 
 
 def run_tiny(agent) -> None:

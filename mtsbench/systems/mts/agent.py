@@ -27,6 +27,7 @@ from ...llm.base import LLM, Item, estimate_tokens
 from ...mechanisms.motivation import Given
 from ...memory.memory import Memory
 from ...memory.retrieval import SearchCost
+from ...processes.events import EventTracker
 from ...processes.meter import INDEX_KEYS, ProcessCosts
 from ...processes.perceive import Perception
 from ..base import Cost, Idle, Observation, Outcome, Query, Ranking, Tick
@@ -45,7 +46,8 @@ class MemoryAgent:
         calibrate = getattr(llm, "calibrate_relevance", None)   # the mock reads relevance relative to chance
         if calibrate is not None:
             calibrate(memory.embedder)
-        self.summarizer, self.consolidator, self.inferrer, self.events = summarizer, consolidator, inferrer, events
+        self.summarizer, self.consolidator, self.inferrer = summarizer, consolidator, inferrer
+        self.events = EventTracker(events)    # events: the ``events`` group's policy (join or split a tag)
         self.belief, self.accumulate, self.conflict = belief, accumulate, conflict
         self.rebalance_every = rebalance_every
         self.day_offset = day_offset          # seconds past midnight at the scenario's start

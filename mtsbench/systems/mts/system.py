@@ -1,14 +1,28 @@
 """``system=mts``: the seed design (DESIGN §1) as a ``MemorySystem``.
 
-Its parts are the run's mechanism groups and process nodes (``configs/system/mts.yaml``
-names them by interpolation: ``attention: ${attention}``, ...). ``start`` builds a fresh
-``Memory`` and ``MemoryAgent`` from them for each scenario (and pre-loads the store when
-``preload.memories`` > 0); the protocol's steps go to the agent; ``read`` answers every
+Its parts are the run's mechanism groups and process nodes, one line each in
+``configs/system/mts.yaml`` (``arousal: ${arousal}``, ...), named by the group they come from.
+Hydra builds them (each part a plain object whose constructor only stores its parameters;
+the runner builds a fresh system for each scenario) and passes them as keyword arguments;
+``start`` hands each to ``Memory`` or ``MemoryAgent``, as the parameter of that name
+(``PARAMETER`` names the few whose parameter is named otherwise), and pre-loads the store
+when ``preload.memories`` > 0; the protocol's steps go to the agent; ``read`` answers every
 check from memory's state.
+
+A new mechanism group is therefore: its ``configs/GROUP/`` folder with a default in
+``configs/config.yaml``, the line ``GROUP: ${GROUP}`` in ``configs/system/mts.yaml``, its
+class, and a parameter ``GROUP`` of the ``Memory`` or ``MemoryAgent`` that uses it (and its
+checker, ``mtsbench.evaluation.checks``). The parts ``MtsSystem`` takes are read from those
+two signatures (``PARTS``), so a key of the system's config that is no part is refused by
+``mtsbench.config.check`` as before.
+
+>>> PARTS["dual"], PARTS["retrieval"], PARTS["attention"], PARTS["arousal"]
+(('memory', 'attention'), ('memory', 'retriever'), ('agent', 'labeller'), ('memory', 'arousal'))
 """
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +31,7 @@ from omegaconf import OmegaConf
 from .agent import MemoryAgent
 from ...memory.memory import Memory
 from ...memory.store import KIND_CODE
-from ...core.params import Count, build, declared
+from ...core.params import Count, declared
 from .preload import PreloadSpec, preload
 from ...processes.events import EventTracker
 from ...scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
@@ -34,40 +48,79 @@ class Schedule:
     incremental_rebalance: bool = True
 
 
+# The parameters ``MtsSystem.start`` passes itself: every other parameter of the two is a part.
+OWN = {"memory": ("index", "incremental_rebalance", "language"),
+       "agent": ("memory", "rebalance_every", "language", "day_offset", "context")}
+# A part whose parameter is not named as its group: group -> "consumer.parameter".
+PARAMETER = {"dual": "memory.attention", "retrieval": "memory.retriever", "attention": "agent.labeller",
+             "summarize": "agent.summarizer", "consolidation": "agent.consolidator", "inference": "agent.inferrer"}
+CONSUMERS = {"memory": Memory, "agent": MemoryAgent}
+
+
+def _parts() -> dict[str, tuple[str, str, object]]:
+    """group -> (consumer, parameter, default) of every part: the parameters of ``Memory`` and
+    ``MemoryAgent`` that ``OWN`` does not name, by group (``PARAMETER``, else the same name)."""
+    group = {where: g for g, where in PARAMETER.items()}
+    out = {}
+    for consumer, cls in CONSUMERS.items():
+        for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+            if p.name not in OWN[consumer]:
+                out[group.get(f"{consumer}.{p.name}", p.name)] = (consumer, p.name, p.default)
+    return out
+
+
+_PARTS = _parts()
+PARTS = {g: (consumer, name) for g, (consumer, name, _) in _PARTS.items()}
+_SIGNATURE = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    + [inspect.Parameter(g, inspect.Parameter.KEYWORD_ONLY, default=d) for g, (_, _, d) in _PARTS.items()]
+    + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in ("index", "agent", "preload")])
+
+
+def by_consumer(parts: dict) -> dict[str, dict]:
+    """The parts by group (``{"dual": DualAttention(...), ...}``) as each consumer's keyword
+    arguments: ``{"memory": {"attention": ...}, "agent": {...}}``."""
+    out: dict[str, dict] = {c: {} for c in CONSUMERS}
+    for group, part in parts.items():
+        consumer, name = PARTS[group]
+        out[consumer][name] = part
+    return out
+
+
+def required() -> list[str]:
+    """The groups whose part its consumer cannot do without (no default)."""
+    return [g for g, (_, _, d) in _PARTS.items() if d is inspect.Parameter.empty]
+
+
 class MtsSystem:
-    """The seed design, built per scenario from its config nodes (kept as given)."""
+    """The seed design, built per scenario from its parts (one keyword argument per group,
+    ``PARTS``) and the ``index``, ``agent`` and ``preload`` nodes (kept as given)."""
 
     labels = True         # every observed item is labelled (mtsbench.systems.base)
 
-    def __init__(self, embedder, llm, dual, long_decay, short_decay, attention, retrieval, tiers, depth, arousal,
-                 events, belief, accumulate, conflict, summarize, consolidation, inference, index=None, agent=None,
-                 preload=None, motivation=None):
-        self.embedder, self.llm, self.dual = embedder, llm, dual
-        self.long_decay, self.short_decay, self.attention = long_decay, short_decay, attention
-        self.retrieval, self.tiers, self.depth, self.arousal = retrieval, tiers, depth, arousal
-        self.events, self.belief, self.accumulate, self.conflict = events, belief, accumulate, conflict
-        self.summarize, self.consolidation, self.inference = summarize, consolidation, inference
-        self.index, self.agent, self.preload, self.motivation = index, agent, preload, motivation
+    def __init__(self, **kwargs):
+        bound = _SIGNATURE.bind(self, **kwargs)      # an unknown or missing part: TypeError naming it
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = _SIGNATURE
 
     def start(self, context: Context) -> None:
-        def part(name: str, **given):          # the node of the same name, built (a bad value: one line naming it)
-            return build(getattr(self, name), name, **given)
-
-        attention = part("dual", long_decay=part("long_decay"), short_decay=part("short_decay"))
-        retriever = part("retrieval")
+        """Build memory and its agent from the parts: once, as the parts then hold this
+        scenario's state (the runner builds a system for each scenario)."""
+        if hasattr(self, "memory_"):
+            raise RuntimeError("an MtsSystem starts once: its parts now serve its scenario; build another")
         schedule = Schedule(**(self.agent or {}))
-        self.memory_ = Memory(part("embedder"), attention, retriever, part("tiers"), part("depth"),
-                              part("arousal"), index=_plain(self.index),
+        given = by_consumer({g: getattr(self, g) for g in PARTS})
+        self.memory_ = Memory(**given["memory"], index=_plain(self.index),
                               incremental_rebalance=schedule.incremental_rebalance, language=context.language)
         start = context.start
-        self.events_ = EventTracker(part("events"))
-        self.agent_ = MemoryAgent(self.memory_, part("llm"), part("attention"), part("summarize"),
-                                  part("consolidation"), part("inference"), self.events_, part("belief"),
-                                  part("accumulate"), part("conflict"), rebalance_every=schedule.rebalance_every,
+        self.agent_ = MemoryAgent(self.memory_, **given["agent"], rebalance_every=schedule.rebalance_every,
                                   language=context.language,
                                   day_offset=start.hour * 3600 + start.minute * 60 + start.second,
-                                  context=retriever.context,
-                                  motivation=None if self.motivation is None else part("motivation"))
+                                  context=self.memory_.retriever.context)
+        self.events_ = self.agent_.events
         preload(self.memory_, PreloadSpec.from_config(self.preload), context.language)
         self.memory_.embedder.warm([t for t in context.texts if t])
 
