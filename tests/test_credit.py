@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings, strategies as st
 
 from mtsbench.evaluation import evidence
+from mtsbench.evaluation.answer import tokens
 from mtsbench.evaluation.credit import EvidenceCredit, carried, content_words
 
 TURN = ("Ana: I joined a chess club downtown yesterday and it was really exciting. "
@@ -90,3 +91,24 @@ def test_earned_never_exceeds_provenance(provenance, data):
         assert got[f"recall@{d}"] <= got[f"prov_recall@{d}"]
         assert 0.0 <= got[f"chance_recall@{d}"] <= 1.0
     assert got["chance_recall@1"] <= got["chance_recall@3"] <= got["chance_recall@12"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60),
+       st.lists(st.text(max_size=30), max_size=4))
+def test_credit_is_the_same_memoised_and_the_tokenizer_drops_exactly_the_punctuation(text, others):
+    """The SQuAD rule by its definition: a character is dropped when it is ASCII punctuation or
+    in a Unicode punctuation category (P*), whatever table or cache computes it; and a credit
+    object that has seen other memory texts first earns exactly what a fresh one does."""
+    import string
+    import unicodedata
+
+    kept = "".join(c for c in text.lower() if c not in string.punctuation
+                   and not unicodedata.category(c).startswith("P"))
+    assert "".join(tokens(text)) == "".join(tokens(kept))
+    assert not any(c in string.punctuation or unicodedata.category(c).startswith("P") for t in tokens(text) for c in t)
+    steps = {f"s{i}": t for i, t in enumerate([text, *others])}
+    warm = EvidenceCredit(steps)
+    for other in others:
+        warm.earned(other, tuple(steps))
+    assert warm.earned(text, tuple(steps)) == EvidenceCredit(steps).earned(text, tuple(steps))

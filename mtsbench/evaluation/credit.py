@@ -56,8 +56,9 @@ class EvidenceCredit:
     """Which of a ranked memory's provenance steps its text earns.
 
     ``texts``: step id -> the step's text (the scenario's observed steps); ``share``: the
-    least share of a step's content words the memory text must hold. Step word sets are
-    computed once, on first use.
+    least share of a step's content words the memory text must hold. Word sets are computed
+    once per step and once per distinct memory text, on first use (a memory is ranked by
+    many probes: tokenizing its text again for each was most of an evaluated run's time).
 
     >>> credit = EvidenceCredit({"t1": "Mel: I adopted a puppy named Oscar.", "t2": "Mel: Nice weather today."})
     >>> credit.earned("Mel adopted a puppy, Oscar.", ("t1", "t2"))
@@ -70,6 +71,7 @@ class EvidenceCredit:
         self.texts = texts
         self.share = share
         self.words_: dict[str, frozenset[str]] = {}
+        self.memory_words_: dict[str, frozenset[str]] = {}
 
     def _words(self, step: str) -> frozenset[str] | None:
         if step not in self.words_:
@@ -80,7 +82,9 @@ class EvidenceCredit:
 
     def earned(self, text: str, provenance: tuple[str, ...]) -> tuple[str, ...]:
         """The steps of ``provenance`` that ``text`` carries (module docstring), in order."""
-        have = content_words(text)
+        have = self.memory_words_.get(text)
+        if have is None:
+            have = self.memory_words_[text] = content_words(text)
         out = []
         for step in provenance:
             words = self._words(step)
