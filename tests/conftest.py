@@ -31,6 +31,21 @@ def cli(tmp_path):
     return run
 
 
+@pytest.fixture(scope="session")
+def import_file():
+    """Import a module from its file, as running it from its folder would (a script under
+    ``scripts/``, an example plug-in): ``import_file(name, path)`` returns the module."""
+    import importlib.util
+
+    def load(name: str, path: Path):
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
 @pytest.fixture
 def drawn(monkeypatch):
     """The figures the report's plot functions save, kept instead of closed (their axes, limits

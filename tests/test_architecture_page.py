@@ -22,23 +22,16 @@ pytestmark = pytest.mark.skipif(
     reason="needs the repository (scripts/, docs/, mtsbench/, pyproject.toml) and grimp (the test extra)")
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("architecture_diagram", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_committed_diagram_is_the_code_s():
+def test_the_committed_diagram_is_the_code_s(import_file):
     done = subprocess.run([sys.executable, str(SCRIPT), "-"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "flowchart TD" in done.stdout
-    assert _script().committed(PAGE) == done.stdout, \
+    assert import_file("architecture_diagram", SCRIPT).committed(PAGE) == done.stdout, \
         "docs/architecture.md's diagram is stale: run  make docs  (or python scripts/architecture_diagram.py)"
 
 
-def test_an_arrow_implied_by_a_longer_path_is_left_out_and_one_against_the_layers_is_kept():
-    script = _script()
+def test_an_arrow_implied_by_a_longer_path_is_left_out_and_one_against_the_layers_is_kept(import_file):
+    script = import_file("architecture_diagram", SCRIPT)
     ranks = {"top": 0, "mid": 1, "low": 2}
     drawn, against = script.reduce({("top", "mid"), ("mid", "low"), ("top", "low"), ("low", "mid")}, ranks)
     assert drawn == [("mid", "low"), ("top", "mid")]

@@ -4,7 +4,6 @@
 import base64
 import doctest
 import hashlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -26,16 +25,11 @@ PLUGIN = Path(__file__).resolve().parent.parent / "examples" / "plugin"
 PACKAGE = PLUGIN / "mtsbench_recency"
 
 
-def load_example():
-    """Import ``recency_system`` from its file, as PYTHONPATH=examples/plugin would."""
-    spec = importlib.util.spec_from_file_location("recency_system", PACKAGE / "recency_system.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+EXAMPLE = PACKAGE / "recency_system.py"      # imported from its file, as PYTHONPATH=examples/plugin would
 
 
-def test_the_example_runs_through_the_protocol(monkeypatch):
-    module = load_example()
+def test_the_example_runs_through_the_protocol(monkeypatch, import_file):
+    module = import_file("recency_system", EXAMPLE)
     assert doctest.testmod(module).failed == 0
     package = type(sys)("mtsbench_recency")
     package.RecencySystem = module.RecencySystem
@@ -60,8 +54,8 @@ def test_the_example_runs_through_the_protocol(monkeypatch):
     assert totals.memories == 2 and totals.llm["calls"] == 0 and len(totals.trace) == 2
 
 
-def test_limit_forgets_the_oldest():
-    s = load_example().RecencySystem(limit=2)
+def test_limit_forgets_the_oldest(import_file):
+    s = import_file("recency_system", EXAMPLE).RecencySystem(limit=2)
     s.start(Context("plugin"))
     for i in range(4):
         s.observe(Observation(f"s{i}", 60.0 * i, "say", f"item {i}"))

@@ -1,6 +1,5 @@
 """scripts/record.py: the chunks to record, in order, and a restart skips the finished ones."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -9,23 +8,16 @@ import yaml
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "record.py"
 
 
-def load():
-    spec = importlib.util.spec_from_file_location("record_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_unrecorded_scenarios_first_then_the_experiment_s_then_locomo():
-    record = load()
+def test_the_unrecorded_scenarios_first_then_the_experiment_s_then_locomo(import_file):
+    record = import_file("record_script", SCRIPT)
     experiment = yaml.safe_load((SCRIPT.parent.parent / "configs" / "experiment" / "real_llm.yaml").read_text())
     order = record.chunks()
     assert order[:5] == ["checker", "field_warmup", "deep_memory", "deep_memory_zh", "noisy_belief"]
     assert order[1:-1] == experiment["scenarios"] and order[-1] == "locomo_conv_26"
 
 
-def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys):
-    record = load()
+def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys, import_file):
+    record = import_file("record_script", SCRIPT)
     for name in ("field_warmup", "deep_memory"):
         (tmp_path / f"{name}.meta.json").write_text(json.dumps({"scenario": name}))
     # nothing is run: every chunk asked for has its metadata (a missing python would fail otherwise)
@@ -34,8 +26,8 @@ def test_a_restart_skips_the_chunks_that_finished(tmp_path, capsys):
     assert capsys.readouterr().out.count("already recorded, skipped") == 2
 
 
-def test_package_is_the_finished_chunks_each_scenario_s_records_named_by_it(tmp_path):
-    record = load()
+def test_package_is_the_finished_chunks_each_scenario_s_records_named_by_it(tmp_path, import_file):
+    record = import_file("record_script", SCRIPT)
     parts, out = tmp_path / "parts", tmp_path / "packaged.jsonl"
     parts.mkdir()
     chunk = {"checker": [{"key": "c", "n": 0}],
