@@ -6,7 +6,7 @@ checking a config before a sweep launches imports neither the runner nor pandas.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from ..core.params import Count, Natural, Number, Seed, Share, Text, declared
 from ..errors import ConfigError
@@ -61,9 +61,7 @@ class Evaluation:
         ((), 0, 0.5, 0.5)
         """
         node = (config.get("evaluation") or {}) if config is not None else {}
-        given = {k: node.get(k) for k in ("recall_at", "recall_at_tokens", "rank_to", "abstain_threshold",
-                                          "earned_share")}
-        values = {k: v for k, v in given.items() if v is not None}
+        values = {f.name: node.get(f.name) for f in fields(cls) if node.get(f.name) is not None}
         for key in ("recall_at", "recall_at_tokens"):
             if key in values:
                 values[key] = tuple(int(d) for d in values[key])

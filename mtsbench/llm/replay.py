@@ -165,12 +165,10 @@ class ReplayLLM(ChatLLM):
         prompts = (str(m.get("content", "")) for r in self.cassette_.records for m in r.get("messages", []))
         text = scenario.opening if scenario is not None else None
         if text and not any(text in p for p in prompts):
-            if self.bundled_ is None:
-                return (f"no recorded answer in {where}: scenario {scenario.id} was not recorded "
-                        f"(record it with llm.record=PATH, docs/llm.md)")
-            recorded = ", ".join(recorded_scenarios(self.cassette_, self.bundled_())) or "none of the bundled ones"
+            recorded = "" if self.bundled_ is None else \
+                f"recorded: {', '.join(recorded_scenarios(self.cassette_, self.bundled_())) or 'none of the bundled ones'}; "
             return (f"no recorded answer in {where}: scenario {scenario.id} was not recorded "
-                    f"(recorded: {recorded}; record it with llm.record=PATH, docs/llm.md)")
+                    f"({recorded}record it with llm.record=PATH, docs/llm.md)")
         return f"no recorded answer in {where} for prompt '{excerpt(messages[-1]['content'])}'"
 
     def _send(self, task: Task, messages: list[dict], key: str) -> Exchange:
