@@ -2,6 +2,7 @@
 labels that do not overlap, and the HTML conversion."""
 
 import itertools
+import threading
 
 import matplotlib
 
@@ -79,6 +80,37 @@ def test_crowded_points_get_numbers_and_a_legend_table():
     legend = "\n".join(t.get_text() for t in ax.texts if "ablate=" in t.get_text())
     assert all(n in legend for n in names)
     plt.close(fig)
+
+
+def test_label_placement_does_not_depend_on_the_machines_load():
+    """Labels that cannot be parted run to a step limit, not a time limit: placed once on an
+    idle interpreter and once while another thread competes for it, they land on the same
+    spots (adjustText's default, one second, gave 800 to 2,000 steps by load)."""
+    def positions():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        xs, ys = np.linspace(1, 1.2, 9), np.full(9, 0.5)
+        ax.set_xlim(0, 2)
+        ax.set_ylim(0, 1)
+        placed = place(ax, list(zip(xs, ys)), [f"a rather long configuration name {i}" for i in range(9)], keep=True)
+        out = [tuple(t.get_position()) for t in placed]
+        plt.close(fig)
+        return out
+
+    idle = positions()
+    done = threading.Event()
+
+    def busy():
+        while not done.is_set():
+            sum(range(1000))
+
+    competitor = threading.Thread(target=busy)
+    competitor.start()
+    try:
+        loaded = positions()
+    finally:
+        done.set()
+        competitor.join()
+    assert loaded == idle
 
 
 def test_html_conversion_tables_images_and_escaping(tmp_path):
