@@ -90,3 +90,16 @@ def test_runs_a_scenario(tmp_path):
     cfg, choices = compose(["embedder=sentence_transformers", "scenarios=[milk_allergy]"])
     frame = run(cfg, tmp_path, choices)
     assert (frame[frame["check"] == "probe"]["scored"] >= 1).all()
+
+
+@pytest.mark.parametrize("package", ["numpy", "yaml", "pydantic_core", "no_such_package_here"])
+def test_the_distribution_shipping_a_package_is_the_one_a_full_search_finds(package):
+    """The cache namespace names the model package's version: the quick lookup (a
+    distribution of the package's own name) finds what reading every distribution finds,
+    also when the names differ (yaml is shipped by PyYAML) or nothing ships it."""
+    import importlib.metadata
+
+    from mtsbench.embed.sentence_transformers import shipping
+
+    full = importlib.metadata.packages_distributions().get(package, [None])[0]
+    assert shipping(package) == full

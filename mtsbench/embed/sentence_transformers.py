@@ -96,6 +96,25 @@ def _version(distribution: str) -> str | None:
         return None
 
 
+def shipping(package: str) -> str | None:
+    """The name of the installed distribution that ships the import package ``package``:
+    the distribution of the same (normalized) name when its files hold the package — one
+    file list read — else ``importlib.metadata.packages_distributions()``, which reads every
+    installed distribution's (0.2-0.6 s with torch installed); None if none ships it.
+
+    >>> shipping("numpy")
+    'numpy'
+    """
+    try:
+        dist = importlib.metadata.distribution(package)
+        if any(f.parts[0] == package for f in dist.files or ()):
+            return dist.metadata["Name"]
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    dists = importlib.metadata.packages_distributions().get(package, [])
+    return dists[0] if dists else None
+
+
 @declared
 class SentenceTransformerEmbedder(CachedModelEmbedder):
     """Dense sentence embeddings from a local model, batched and cached per text (in memory
@@ -143,8 +162,8 @@ class SentenceTransformerEmbedder(CachedModelEmbedder):
         if path.is_dir():
             model = {"folder": str(path.resolve())}
         elif self.model.isidentifier() and importlib.util.find_spec(self.model) is not None:
-            dists = importlib.metadata.packages_distributions().get(self.model, [])
-            model = {"package": self.model, "version": _version(dists[0]) if dists else None}
+            dist = shipping(self.model)
+            model = {"package": self.model, "version": _version(dist) if dist else None}
         else:
             model = {"id": self.model}
         return {"class": "SentenceTransformerEmbedder", "model": model, "device": self.device,
