@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench experiments transfer locomo beam frontier behaviour install docs clean record
+.PHONY: run test test-fast bench profile experiments transfer locomo beam frontier behaviour install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -39,7 +39,14 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 bench: install
-	$(PY) -P -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
+	MTSBENCH_LOCOMO="$(LOCOMO)" $(PY) -P -m pytest benchmarks -q -s -p no:cacheprovider --benchmark-only --benchmark-json=benchmarks/results/benchmark.json
+
+# Where the time goes (issue 38): cProfile over the bench's dialogue (mts at 100k and 1M pre-loaded memories,
+# flat_rag at 100k) and, given LOCOMO=PATH (LoCoMo's locomo10.json), over `mtsbench run` on its conversation
+# conv-26 (hashing; and MiniLM, hybrid, workload=reply if sentence-transformers is installed). Summaries per
+# mechanism and per kind of work go to benchmarks/results/profile.md and profile.json (scripts/profile_steps.py).
+profile: install
+	$(PY) scripts/profile_steps.py $(if $(LOCOMO),--locomo "$(LOCOMO)")
 
 # The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
 # folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,
