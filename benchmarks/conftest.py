@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from mtsbench.report.markdown import table
 
 TABLES: dict[str, list[dict]] = {}
 TARGETS: list[dict] = []
@@ -47,10 +50,9 @@ def target():
 
 
 def markdown(rows: list[dict]) -> str:
-    cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join("" if r.get(c) is None else str(r.get(c)) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+    """The report's markdown table (``mtsbench.report.markdown.table``) of these rows, the
+    first row's keys as columns; object dtype keeps an integer column with gaps integral."""
+    return table(pd.DataFrame(rows, dtype=object), list(rows[0]))
 
 
 TABLE_ORDER = ["retrieval", "scale", "floor", "year", "sweep", "locomo"]

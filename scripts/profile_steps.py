@@ -19,12 +19,15 @@ saved summaries of cases not run; ``--dump DIR`` keeps each raw profile as DIR/N
 
 from __future__ import annotations
 
-import argparse, contextlib, cProfile, datetime, gc, importlib.util, io, json, multiprocessing, os, pstats, re, shutil
+import argparse, contextlib, cProfile, datetime, importlib.util, io, json, multiprocessing, os, pstats, re, shutil
 import subprocess, sys, tempfile, time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pandas as pd
+
 ROOT = Path(__file__).resolve().parent.parent
+EXE = str(Path(sys.executable).with_name("mtsbench"))
 MINILM = ["embedder=sentence_transformers", "retrieval=hybrid", "workload=reply"]
 CASES = {"mts-100k": ("mts", 100_000), "mts-1m": ("mts", 1_000_000), "flat-100k": ("flat_rag", 100_000),
          "locomo-hashing": [], "locomo-minilm-reply": MINILM}
@@ -122,30 +125,22 @@ def summarise(prof: cProfile.Profile, what: str, total: float) -> dict:
 
 
 def dialogue(preset: str, n: int) -> tuple[cProfile.Profile, float, str]:
-    """The bench's dialogue on a pre-loaded store (benchmarks/test_scale.py, test_dialogue)."""
+    """The bench's dialogue on a pre-loaded store: benchmarks/test_scale.py's ``Case``, built
+    and pre-loaded as the bench does, its steps profiled."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from test_scale import DIALOGUE, OVERRIDES
-    from mtsbench.config.composition import compose
-    from mtsbench.config.options import Evaluation
-    from mtsbench.harness.runner import build_system, drive, one_blas_thread
+    from test_scale import DIALOGUE, OVERRIDES, Case
+    from mtsbench.harness.runner import one_blas_thread
     from mtsbench.scenario.generate import write
     from mtsbench.scenario.loader import load_scenario
-    from mtsbench.systems.mts.preload import PreloadSpec, preload
 
-    cfg, _ = compose([f"preset={preset}", *OVERRIDES])
-    prof = cProfile.Profile()
+    prof, case = cProfile.Profile(), Case(preset, n, "probes")
     with tempfile.TemporaryDirectory() as folder, one_blas_thread():
         scenario = load_scenario(write(DIALOGUE, Path(folder)))
-        system = build_system(cfg, scenario)
-        depth = max(Evaluation.of(cfg).depths, default=0)
-        preload(system.memory_, PreloadSpec(memories=n, seed=0), scenario.language)
-        gc.collect()
-        started = time.perf_counter()
+        case.build(scenario)
         prof.enable()
-        for step in scenario.steps:
-            drive(system, step, depth)
+        case.run(scenario.steps)
         prof.disable()
-    return prof, time.perf_counter() - started, \
+    return prof, case.seconds[0], \
         f"bench dialogue, preset={preset}, {n:,} memories pre-loaded, {' '.join(OVERRIDES)}: the steps only"
 
 
@@ -158,7 +153,7 @@ def locomo(folder: str, overrides: list[str]) -> tuple[cProfile.Profile, float, 
     prof, out = cProfile.Profile(), tempfile.mkdtemp(prefix="profile-")
     try:
         if overrides:       # the embedding cache warmed by a first run, in its own process
-            subprocess.run([str(Path(sys.executable).with_name("mtsbench")), *args, f"hydra.run.dir={out}/warm"],
+            subprocess.run([EXE, *args, f"hydra.run.dir={out}/warm"],
                            check=True, capture_output=True)
             what += "; the second run profiled (the first, unprofiled, warmed the embedding cache)"
         with contextlib.redirect_stdout(io.StringIO()):
@@ -184,8 +179,9 @@ def run_case(name: str, folder: str, dump: str | None) -> dict:
 
 
 def table(header: list[str], rows: list[list]) -> str:
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-                     + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+    from mtsbench.report.markdown import table as markdown_table
+
+    return markdown_table(pd.DataFrame(rows, columns=header, dtype=object), header)
 
 
 def markdown(cases: dict) -> str:
@@ -232,7 +228,7 @@ def main() -> int:
     cases = json.loads(saved.read_text()) if saved.exists() else {}
     with tempfile.TemporaryDirectory(prefix="locomo-") as folder:
         if args.locomo and any(not isinstance(CASES[n], tuple) for n in names):
-            subprocess.run([str(Path(sys.executable).with_name("mtsbench")), "import", "locomo", args.locomo,
+            subprocess.run([EXE, "import", "locomo", args.locomo,
                             "-o", folder], check=True, capture_output=True)
         for name in names:
             if not isinstance(CASES[name], tuple) and not args.locomo:
