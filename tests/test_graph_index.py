@@ -251,3 +251,66 @@ def test_the_switch_builds_the_graph_when_every_tier_is_still_exact():
     ids, sims, scored = idx.query_all(v[:1], 4)
     assert idx.graph_.ntotal == 130 and idx.work_.inserts == 130 and scored == 4
     assert ids[0, 0] == 0 and [t.kind for t in idx.tiers] == ["exact", "exact"]
+
+
+def test_equal_vectors_share_one_node_and_a_walk_finds_every_copy():
+    """40 copies of one vector among 3,000 others, neighbour lists of 2M = 8: one node per
+    memory would make the copies a closed clique (a walk ending there finds at most 40 and
+    falls back to scanning the tier). One node per distinct vector: the walk returns all 40
+    copies first, ascending, then the nearest others, without the fallback."""
+    v = unit_rows(3000, 16, 8)
+    copies = np.repeat(v[:1], 40, axis=0)
+    idx = SharedGraphIndex(dim=16, n_tiers=2, exact_below=100, M=4)
+    idx.add(1, np.arange(3000, 3040), copies)
+    idx.add(1, np.arange(1, 3000), v[1:])
+    assert idx.work_.inserts == 3000 and idx.graph_.ntotal == 3000
+    before = idx.work_.copy()
+    ids, sims, scored = idx.query(1, v[0], 50)
+    assert ids[:40].tolist() == list(range(3000, 3040)) and np.allclose(sims[:40], 1.0, atol=1e-5)
+    others = np.argsort(-(v[1:] @ v[0]), kind="stable")[:10] + 1
+    assert len(set(ids[40:].tolist()) & set(others.tolist())) >= 9 and scored == 50
+    assert idx.work_.minus(before).distances < 3040           # a walk, not the fallback's scan
+    idx.move(np.arange(3000, 3010), np.ones(10, dtype=np.int8), np.zeros(10, dtype=np.int8), copies[:10])
+    ids, _, _ = idx.query(1, v[0], 35)
+    assert ids[:30].tolist() == list(range(3010, 3040))        # moved copies are not the tier's any more
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["put", "put", "put", "die", "rewrite"]), st.integers(0, 49),
+                              st.integers(0, 2), st.integers(0, 5)), min_size=1, max_size=150),
+       arousal=st.sampled_from(["scan", "walk"]))
+def test_memories_sharing_nodes_are_found_as_themselves_through_every_change(ops, arousal):
+    """Vectors drawn from 6, so most memories share a node: after any adds, moves, deaths and
+    rewrites every query returns each live member of the asked tier(s) at most once, at the
+    similarity of its current vector, and a query asking for a whole tier gets all of it."""
+    pool = unit_rows(6, 8, 9)
+    idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=4, M=4, ef=16, arousal=arousal)
+    idx.query_cost_ = 2.0
+    where: dict[int, int] = {}
+    vec: dict[int, int] = {}
+    dead: set[int] = set()
+    for op, i, tier, p in ops:
+        if i in dead:
+            continue
+        if op == "put" and i not in where:
+            idx.add(tier, np.array([i]), pool[[p]])
+            where[i], vec[i] = tier, p
+        elif op == "put" and where[i] != tier:
+            idx.move(np.array([i]), np.array([where[i]]), np.array([tier]), pool[[vec[i]]])
+            where[i] = tier
+        elif op == "die" and i in where:
+            idx.remove(where.pop(i), i)
+            dead.add(i)
+        elif op == "rewrite" and i in where:
+            idx.update(where[i], i, pool[p])
+            vec[i] = p
+        q = pool[p]
+        for t in range(3):
+            members = sorted(m for m, w in where.items() if w == t)
+            ids, sims, _ = idx.query(t, q, len(members) or 1)
+            assert sorted(ids.tolist()) == members
+            assert np.allclose(sims, pool[[vec[m] for m in ids.tolist()]] @ q, atol=1e-5)
+        ids, sims, _ = idx.query_all(q[None, :], 3)
+        got = ids[0][ids[0] >= 0].tolist()
+        assert len(got) == len(set(got)) and set(got) <= set(where)
+        assert np.allclose(sims[0][ids[0] >= 0], pool[[vec[m] for m in got]] @ q, atol=1e-5)

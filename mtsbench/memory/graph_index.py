@@ -21,6 +21,16 @@
   enters a graph tier; its old entry is never selected again. A filtered walk that
   cannot reach k selected members is retried once at four times the ef, then falls back
   to an exact scan of the tier's members, all counted as distances.
+- Memories with equal vectors (bit for bit, after scaling to unit length: the same text,
+  or the same bag of words under the hashing embedder) share one graph node, found by a
+  CRC32 of the vector's bytes and checked row for row. A bitmap counts its members per
+  node and selects a node while the count is above zero; a walk returns nodes, and each
+  node stands for its selected members in ascending memory id (equal similarity). One
+  node per memory would let a set of more than 2M equal vectors fill each other's
+  neighbour lists: a closed clique no walk leaves, so a walk that ends its descent there
+  finds at most the clique (on the bench's 1M pre-load 54 such cliques of 33-41 copies,
+  walks short of k and an exact scan of ~1M members as the fallback; in a generated
+  year the most repeated turn has 156 copies).
 - Arousal asks for each source's nearest neighbours in *every* tier (``query_all``). With
   ``arousal="scan"`` (the default) that is a scan of each exact tier plus one walk over
   the graph tiers: exact where the upper tiers are. With ``arousal="walk"``, once
@@ -49,6 +59,8 @@ several cores (faster, but the graph then varies run to run).
 from __future__ import annotations
 
 import logging
+import zlib
+from itertools import chain
 
 logging.getLogger("faiss.loader").setLevel(logging.WARNING)     # not its CPU probing in every run's log
 
@@ -68,17 +80,30 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / np.where(norms > 0, norms, 1.0), dtype=np.float32)
 
 
-class Bitmap:
-    """A growable bit set over graph ids, in faiss's ``IDSelectorBitmap`` layout
-    (bit i is ``bits[i >> 3] >> (i & 7) & 1``).
+def _tally(gids: np.ndarray):
+    """(distinct graph ids ascending, how often each occurs); one id without sorting."""
+    if len(gids) == 1:
+        return gids, np.ones(1, dtype=np.int64)
+    return np.unique(gids, return_counts=True)
 
-    >>> b = Bitmap(); b.set(np.array([3, 9])); b.clear(np.array([3]))
-    >>> np.flatnonzero(np.unpackbits(b.bits, bitorder="little")).tolist()
-    [9]
+
+class Bitmap:
+    """Graph nodes selected while at least one member counts, in faiss's ``IDSelectorBitmap``
+    layout (bit i is ``bits[i >> 3] >> (i & 7) & 1``): ``set`` counts one member per graph id
+    given (repeats count again), ``clear`` uncounts one, and a node's bit is set while its
+    count is above zero. ``tier`` says which memories on a selected node it selects: a graph
+    tier's members (``tier`` >= 0), any graph tier's (-1) or every indexed memory (None).
+
+    >>> b = Bitmap(); b.set(np.array([3, 9, 9])); b.clear(np.array([3, 9]))
+    >>> np.flatnonzero(np.unpackbits(b.bits, bitorder="little")).tolist(), b.selected_
+    ([9], 1)
     """
 
-    def __init__(self):
+    def __init__(self, tier: int | None = None):
+        self.tier = tier
         self.bits = np.zeros(64, dtype=np.uint8)
+        self.counts_ = np.zeros(8 * 64, dtype=np.int32)     # one per bit
+        self.selected_ = 0            # nodes with a count above zero
         self.params_ = None           # (ef, bits, SearchParametersHNSW) of the last ``params``
 
     def _fit(self, top: int) -> None:
@@ -86,16 +111,41 @@ class Bitmap:
             grown = np.zeros(max(2 * len(self.bits), (top >> 3) + 1), dtype=np.uint8)
             grown[: len(self.bits)] = self.bits
             self.bits = grown
+            counts = np.zeros(8 * len(grown), dtype=np.int32)
+            counts[: len(self.counts_)] = self.counts_
+            self.counts_ = counts
 
     def set(self, gids: np.ndarray) -> None:
         if len(gids):
-            self._fit(int(gids.max()))
-            np.bitwise_or.at(self.bits, gids >> 3, (1 << (gids & 7)).astype(np.uint8))
+            nodes, n = _tally(gids)
+            self._fit(int(nodes[-1]))
+            counts = self.counts_[nodes]
+            self.selected_ += int((counts == 0).sum())
+            self.counts_[nodes] = counts + n
+            np.bitwise_or.at(self.bits, nodes >> 3, (1 << (nodes & 7)).astype(np.uint8))
 
     def clear(self, gids: np.ndarray) -> None:
         if len(gids):
-            self._fit(int(gids.max()))
-            np.bitwise_and.at(self.bits, gids >> 3, ~(1 << (gids & 7)).astype(np.uint8))
+            nodes, n = _tally(gids)
+            self._fit(int(nodes[-1]))
+            counts = self.counts_[nodes] - n
+            self.counts_[nodes] = counts
+            gone = nodes[counts <= 0]
+            self.selected_ -= len(gone)
+            if len(gone):
+                np.bitwise_and.at(self.bits, gone >> 3, ~(1 << (gone & 7)).astype(np.uint8))
+
+    def count(self, gids: np.ndarray) -> np.ndarray:
+        """How many counted members each graph id holds (any shape)."""
+        self._fit(int(gids.max(initial=0)))
+        return self.counts_[gids]
+
+    def copy(self, tier: int | None) -> "Bitmap":
+        """The same counts, selecting ``tier``'s members."""
+        b = Bitmap(tier)
+        b.bits, b.selected_ = self.bits.copy(), self.selected_
+        b.counts_ = self.counts_.copy()
+        return b
 
     def selector(self, n: int):
         """A faiss selector over the first n graph ids (valid while this bitmap is not grown)."""
@@ -103,7 +153,7 @@ class Bitmap:
         return faiss.IDSelectorBitmap(n, faiss.swig_ptr(self.bits))
 
     def __getstate__(self) -> dict:
-        """A copy (``copy.deepcopy``, pickle) holds the bits only: the cached faiss parameters
+        """A copy (``copy.deepcopy``, pickle) holds the bits and counts: the cached faiss parameters
         point at this bitmap's own buffer (and cannot be pickled); the copy builds its own."""
         return {**self.__dict__, "params_": None}
 
@@ -184,10 +234,13 @@ class SharedGraphIndex:
         self.tiers: list[ExactTier | GraphTierView] = [ExactTier(dim) for _ in range(n_tiers)]
         self.graph_ = None
         self.gid_ = IdMap(np.int64, -1)           # memory id -> graph id of its current vector, -1: none
-        self.mem_ = IdMap(np.int64, -1)           # graph id -> memory id
+        self.mem_ = IdMap(np.int64, -1)           # graph id -> the first memory given it
+        self.shared_: dict[int, list[int]] = {}   # graph id -> every memory given it, once it has two
+        self.is_shared_ = IdMap(bool, False)      # graph id -> in shared_
+        self.node_of_: dict[int, int] = {}        # CRC32 of a unit vector's bytes -> its graph id
         self.in_tier_ = IdMap(np.int8, 0)         # memory id -> 1 + its graph tier, 0: not in a graph tier
         self.bitmaps_: list[Bitmap | None] = [None] * n_tiers
-        self.any_graph_ = Bitmap()                # union of the graph tiers' bitmaps
+        self.any_graph_ = Bitmap(-1)              # union of the graph tiers' bitmaps
         self.everyone_: Bitmap | None = None      # every indexed memory, once arousal walks the graph
         self.insert_model_ = InsertModel()
         self.query_cost_ = float(ef * M)          # mean distances of a graph query, measured as they run
@@ -216,25 +269,63 @@ class SharedGraphIndex:
         return self.graph_
 
     def _gids(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-        """Graph ids of ``ids``, inserting those without one (one batched insert)."""
+        """Graph ids of ``ids``: those without one get the node of an equal vector already in
+        the graph, else a new node (one batched insert of the distinct new vectors)."""
         gids = self.gid_[ids]
-        new = gids < 0
-        if new.any():
-            g = self._graph()
-            vecs = unit(vectors[new])
-            self.work_.add(insert_distances_est=self.insert_model_.charge(g, vecs, self.M, self.ef_construction))
-            start = g.ntotal
-            if self.threads > 1 and len(vecs) >= 1000:
-                faiss.omp_set_num_threads(self.threads)
-            try:
-                g.add(vecs)
-            finally:
-                faiss.omp_set_num_threads(1)
-            gids[new] = np.arange(start, start + len(vecs))
-            self.gid_[ids[new]] = gids[new]
-            self.mem_[gids[new]] = ids[new]        # grown by doubling: no copy of the map per insert
-            self.work_.add(inserts=len(vecs))
+        new = np.flatnonzero(gids < 0)
+        if len(new):
+            vecs = unit(np.asarray(vectors)[new])
+            rows, first, inverse = np.unique(vecs.view(np.dtype((np.void, vecs.shape[1] * 4))).ravel(),
+                                             return_index=True, return_inverse=True)
+            nodes = np.array([self._node_of(vecs[i]) for i in first], dtype=np.int64)
+            fresh = np.flatnonzero(nodes < 0)
+            if len(fresh):
+                nodes[fresh] = self._insert(vecs[first[fresh]])
+                for i, node in zip(first[fresh], nodes[fresh]):
+                    self.node_of_.setdefault(zlib.crc32(vecs[i].tobytes()), int(node))
+            gids[new] = nodes[inverse.ravel()]
+            self._give(ids[new], gids[new])
         return gids
+
+    def _node_of(self, row: np.ndarray) -> int:
+        """The graph id holding a vector equal to ``row``, -1 if none."""
+        node = self.node_of_.get(zlib.crc32(row.tobytes()), -1)
+        return node if node >= 0 and np.array_equal(self._rows(np.array([node]))[0], row) else -1
+
+    def _insert(self, vecs: np.ndarray) -> np.ndarray:
+        """Insert distinct unit vectors into the graph; returns their graph ids."""
+        g = self._graph()
+        self.work_.add(insert_distances_est=self.insert_model_.charge(g, vecs, self.M, self.ef_construction))
+        start = g.ntotal
+        if self.threads > 1 and len(vecs) >= 1000:
+            faiss.omp_set_num_threads(self.threads)
+        try:
+            g.add(vecs)
+        finally:
+            faiss.omp_set_num_threads(1)
+        self.work_.add(inserts=len(vecs))
+        return np.arange(start, start + len(vecs))
+
+    def _give(self, ids: np.ndarray, gids: np.ndarray) -> None:
+        """Record memories ``ids`` as members of graph nodes ``gids``: a node's first memory in
+        ``mem_``, every memory of a node given two in ``shared_`` (entries of memories that died
+        or were rewritten stay; ``_expand`` skips them)."""
+        self.gid_[ids] = gids
+        nodes, where, n = np.unique(gids, return_index=True, return_counts=True)
+        alone = (n == 1) & (self.mem_[nodes] < 0)
+        self.mem_[nodes[alone]] = ids[where[alone]]          # grown by doubling: no copy per insert
+        rest = np.ones(len(ids), dtype=bool)
+        rest[where[alone]] = False
+        for i, node in zip(ids[rest].tolist(), gids[rest].tolist()):
+            first = int(self.mem_.a[node])
+            if first < 0:
+                self.mem_.a[node] = i
+                continue
+            members = self.shared_.get(node)
+            if members is None:
+                members = self.shared_[node] = [first]
+                self.is_shared_[[node]] = True
+            members.append(i)
 
     def _enter(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
         gids = self._gids(ids, vectors)
@@ -260,10 +351,27 @@ class SharedGraphIndex:
         self.any_graph_.clear(gids)
         self.in_tier_[ids] = 0
 
+    def _rows(self, gids: np.ndarray) -> np.ndarray:
+        """The graph's (unit) vectors of graph ids ``gids``."""
+        xb = faiss.rev_swig_ptr(faiss.downcast_index(self.graph_.storage).get_xb(), self.graph_.ntotal * self.dim)
+        return np.asarray(xb).reshape(-1, self.dim)[gids]
+
     def _vectors(self, ids: np.ndarray) -> np.ndarray:
         """The graph's (unit) vectors of memories ``ids``."""
-        xb = faiss.rev_swig_ptr(faiss.downcast_index(self.graph_.storage).get_xb(), self.graph_.ntotal * self.dim)
-        return np.asarray(xb).reshape(-1, self.dim)[self.gid_[ids]]
+        return self._rows(self.gid_[ids])
+
+    def _holds(self, bitmap: Bitmap, ids: np.ndarray) -> np.ndarray:
+        """Which of memories ``ids`` (each on a node ``bitmap`` selects) the bitmap counts."""
+        if bitmap.tier is None:
+            return np.ones(len(ids), dtype=bool)
+        tiers = self.in_tier_[ids]
+        return tiers > 0 if bitmap.tier < 0 else tiers == bitmap.tier + 1
+
+    def _members(self, bitmap: Bitmap) -> np.ndarray:
+        """Every memory ``bitmap`` counts, ascending."""
+        if bitmap.tier is None:
+            return np.flatnonzero(self.gid_.a >= 0)
+        return np.flatnonzero(self.in_tier_.a > 0 if bitmap.tier < 0 else self.in_tier_.a == bitmap.tier + 1)
 
     # -- membership --------------------------------------------------------------------------
     def add(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
@@ -277,7 +385,7 @@ class SharedGraphIndex:
         t = self.tiers[tier]
         if isinstance(t, ExactTier) and t.size + len(ids) > self.graph_above():
             old_ids, old_vecs = t.ids[: t.size].copy(), t.vectors[: t.size].copy()
-            self.tiers[tier], self.bitmaps_[tier] = GraphTierView(self, tier), Bitmap()
+            self.tiers[tier], self.bitmaps_[tier] = GraphTierView(self, tier), Bitmap(tier)
             self._enter(tier, np.concatenate([old_ids, ids]),
                         np.concatenate([old_vecs, np.asarray(vectors, dtype=np.float32)]))
         elif isinstance(t, ExactTier):
@@ -300,7 +408,7 @@ class SharedGraphIndex:
             self._remove(int(t), ids[old == t])
         for t in np.unique(new):
             sel = new == t
-            self.add(int(t), ids[sel], np.asarray(vectors)[sel])
+            self._add(int(t), ids[sel], np.asarray(vectors, dtype=np.float32)[sel])
 
     def update(self, tier: int, i: int, vector: np.ndarray) -> None:
         """Memory ``i`` has a new vector: an exact tier overwrites its row; in a graph tier it
@@ -319,10 +427,11 @@ class SharedGraphIndex:
             self.add(tier, ids, np.asarray(vector, dtype=np.float32)[None, :])
 
     def remove(self, tier: int, i: int) -> None:
-        """Memory ``i`` leaves the indexes (it died)."""
+        """Memory ``i`` leaves the indexes (it died); its graph node no longer stands for it."""
         ids = np.array([i], dtype=np.int64)
         self._remove(tier, ids)
         self._forget(ids)
+        self.gid_[ids] = -1
 
     def _forget(self, ids: np.ndarray) -> None:
         """Clear ``ids``' current graph entries from ``everyone_`` (death or a new vector)."""
@@ -338,8 +447,7 @@ class SharedGraphIndex:
         if self.everyone_ is None and self.arousal == "walk":
             exact = [t for t in self.tiers if isinstance(t, ExactTier) and t.size]
             if sum(t.size for t in exact) > self.query_cost_:
-                everyone = Bitmap()
-                everyone.bits = self.any_graph_.bits.copy()         # the graph tiers' members
+                everyone = self.any_graph_.copy(None)              # the graph tiers' members
                 for t in exact:
                     everyone.set(self._gids(t.ids[: t.size].copy(), t.vectors[: t.size]))
                 self.everyone_ = everyone
@@ -348,17 +456,19 @@ class SharedGraphIndex:
     # -- queries -----------------------------------------------------------------------------
     def _search_graph(self, qs: np.ndarray, k: int, bitmap: Bitmap, size: int):
         """The k nearest selected graph members of each row of ``qs``: (ids, sims) of shape
-        (len(qs), k') with k' = min(k, size); missing slots (fewer reachable) have id -1."""
+        (len(qs), k') with k' = min(k, size). The walk asks for min(k', selected nodes) nodes;
+        each stands for its selected members (``_expand``)."""
         k = min(k, size)
         if k <= 0:
             return np.zeros((len(qs), 0), dtype=np.int64), np.zeros((len(qs), 0))
         g = self.graph_
-        ef = walk_ef(self.ef, self.ef_per_k, k)
+        kn = min(k, bitmap.selected_)
+        ef = walk_ef(self.ef, self.ef_per_k, kn)
         params = bitmap.params(g.ntotal, ef)
         stats = faiss.cvar.hnsw_stats
         stats.reset()
         qs = unit(qs)
-        sims, gids = g.search(qs, k, params=params)
+        sims, gids = g.search(qs, kn, params=params)
         self.work_.add(distances=int(stats.ndis))
         self.work_.add(graph_distances=int(stats.ndis))
         self.work_.add(queries=len(qs))
@@ -367,21 +477,59 @@ class SharedGraphIndex:
         if len(short):      # the filter cut the walk short: once more, wider
             params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=4 * ef)
             stats.reset()
-            sims[short], gids[short] = g.search(qs[short], k, params=params)
+            sims[short], gids[short] = g.search(qs[short], kn, params=params)
             self.work_.add(distances=int(stats.ndis))
             self.work_.add(graph_distances=int(stats.ndis))
-        ids = np.where(gids >= 0, self.mem_[np.maximum(gids, 0)], -1)
-        sims = np.where(gids >= 0, sims.astype(float), -np.inf)
-        short = np.flatnonzero((gids < 0).any(axis=1))
+        ids, sims = self._expand(gids, sims, k, bitmap)
+        short = np.flatnonzero((ids < 0).any(axis=1))
         if len(short):      # still short: scan the selected members instead
             ids[short], sims[short] = self._scan(qs[short], k, bitmap)
         return ids, sims
 
+    def _expand(self, gids: np.ndarray, sims: np.ndarray, k: int, bitmap: Bitmap):
+        """Walk results (graph ids, -1 padded) as memories: each node's members that
+        ``bitmap`` counts, ascending, at the node's similarity; the first k of a row, -1 / -inf
+        padded. Only rows holding a node given several memories are expanded, and only up
+        to the node where the bitmap's counts reach k."""
+        found = gids >= 0
+        nodes = np.maximum(gids, 0)
+        one = np.where(found, self.mem_.a[nodes], -1)          # mem_ has a slot for every node
+        rows = np.flatnonzero((self.is_shared_[nodes] & found).any(axis=1))
+        if not len(rows) and gids.shape[1] == k:
+            return one, np.where(found, sims.astype(float), -np.inf)
+        ids = np.full((len(gids), k), -1, dtype=np.int64)
+        out = np.full((len(gids), k), -np.inf)
+        ids[:, : gids.shape[1]] = one
+        out[:, : gids.shape[1]] = np.where(found, sims, -np.inf)
+        if not len(rows):
+            return ids, out
+        counts = np.where(found[rows], bitmap.count(nodes[rows]), 0)
+        needed = found[rows] & (np.cumsum(counts, axis=1) - counts < k)     # the nodes holding the first k
+        r, c = np.nonzero(needed)
+        node, first = gids[rows][r, c], ids[rows][r, c]
+        get = self.shared_.get
+        lists = [get(n) or (f,) for n, f in zip(node.tolist(), first.tolist())]
+        entry = np.repeat(np.arange(len(lists)), np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
+        m = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=len(entry))
+        ok = (self.gid_[m] == node[entry]) & self._holds(bitmap, m)      # drops stale entries
+        m, entry = m[ok], entry[ok]
+        order = np.lexsort((m, entry))                                    # node by node, ascending ids
+        m, entry = m[order], entry[order]
+        new = np.ones(len(m), dtype=bool)
+        new[1:] = (m[1:] != m[:-1]) | (entry[1:] != entry[:-1])           # a memory given its node twice
+        m, entry = m[new], entry[new]
+        row = r[entry]
+        rank = np.arange(len(m)) - np.searchsorted(row, row)              # position within its row
+        keep = rank < k
+        ids[rows], out[rows] = -1, -np.inf
+        ids[rows[row[keep]], rank[keep]] = m[keep]
+        out[rows[row[keep]], rank[keep]] = sims[rows][r, c][entry[keep]]
+        return ids, out
+
     def _scan(self, qs: np.ndarray, k: int, bitmap: "Bitmap"):
-        """Exact k nearest of the selected graph members (the filtered walk's fallback)."""
-        bits = np.unpackbits(bitmap.bits, bitorder="little")[: self.graph_.ntotal]
-        gids = np.flatnonzero(bits)
-        ids = self.mem_[gids]
+        """Exact k nearest of the memories ``bitmap`` counts (the filtered walk's fallback);
+        equal similarities in ascending memory id."""
+        ids = self._members(bitmap)
         sims = qs @ self._vectors(ids).T
         self.work_.add(distances=sims.size)
         top = top_per_row(sims, k)          # the stable sort's first k, without sorting every member
