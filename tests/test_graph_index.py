@@ -314,3 +314,43 @@ def test_memories_sharing_nodes_are_found_as_themselves_through_every_change(ops
         got = ids[0][ids[0] >= 0].tolist()
         assert len(got) == len(set(got)) and set(got) <= set(where)
         assert np.allclose(sims[0][ids[0] >= 0], pool[[vec[m] for m in got]] @ q, atol=1e-5)
+
+
+def a_tier_of_one_vector_and_ten_copies(dim=16, seed=2, **index):
+    """Tier 0: memory 0 with vector A, memories 1-10 sharing vector B (one node)."""
+    pool = unit_rows(2, dim, seed)
+    idx = SharedGraphIndex(dim=dim, n_tiers=2, exact_below=10, **index)
+    idx.add(0, np.arange(11), np.concatenate([pool[:1], np.repeat(pool[1:], 10, axis=0)]))
+    return idx, pool
+
+
+def test_a_walk_that_comes_back_short_falls_back_though_a_shared_node_fills_k():
+    """A walk that cannot reach the tier's other node is short even when the copies it found
+    fill k: the fallback scans, so the nearest memory is never missing (a walk at ef 1 on a
+    graph of M = 2 misses memory 0 in 2 of these 1,500 queries)."""
+    rng = np.random.default_rng(2)
+    missing = 0
+    for _ in range(30):
+        pool = unit(rng.standard_normal((2, 16)))
+        big = rng.standard_normal((5000, 16)).astype(np.float32)
+        idx = SharedGraphIndex(dim=16, n_tiers=2, exact_below=10, M=2, ef=1, ef_construction=8)
+        idx.add(0, np.arange(11), np.concatenate([pool[:1], np.repeat(pool[1:], 10, axis=0)]))
+        idx.add(1, np.arange(100, 5100), big)
+        for q in unit(rng.standard_normal((50, 16))):
+            ids, _, _ = idx.query(0, q, 5)
+            missing += pool[0] @ q > pool[1] @ q + 1e-3 and 0 not in ids.tolist()
+    assert missing == 0
+
+
+def test_the_fallback_gives_copies_one_similarity_in_ascending_id():
+    idx, _ = a_tier_of_one_vector_and_ten_copies(M=4)
+    for q in unit_rows(100, 16, 5):
+        ids, sims = idx._scan(q[None, :], 5, idx.bitmaps_[0])
+        copies = [i for i in ids[0].tolist() if i]
+        assert copies == sorted(copies) and len(set(sims[0][ids[0] > 0].tolist())) <= 1
+
+
+def test_distinct_vectors_enter_the_graph_in_the_order_given():
+    idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=10, M=4)
+    idx.add(1, np.arange(400), unit_rows(400, 8, 11))
+    assert idx.gid_[np.arange(400)].tolist() == list(range(400))

@@ -25,7 +25,8 @@
   or the same bag of words under the hashing embedder) share one graph node, found by a
   CRC32 of the vector's bytes and checked row for row. A bitmap counts its members per
   node and selects a node while the count is above zero; a walk returns nodes, and each
-  node stands for its selected members in ascending memory id (equal similarity). One
+  node stands for its selected members in ascending memory id (equal similarity); the
+  exact fallback scores each selected node once, the same way. One
   node per memory would let a set of more than 2M equal vectors fill each other's
   neighbour lists: a closed clique no walk leaves, so a walk that ends its descent there
   finds at most the clique (on the bench's 1M pre-load 54 such cliques of 33-41 copies,
@@ -275,15 +276,17 @@ class SharedGraphIndex:
         new = np.flatnonzero(gids < 0)
         if len(new):
             vecs = unit(np.asarray(vectors)[new])
-            rows, first, inverse = np.unique(vecs.view(np.dtype((np.void, vecs.shape[1] * 4))).ravel(),
-                                             return_index=True, return_inverse=True)
+            _, first, inverse = np.unique(vecs.view(np.dtype((np.void, vecs.shape[1] * 4))).ravel(),
+                                          return_index=True, return_inverse=True)
+            order = np.argsort(first)                   # distinct vectors in the order they came
+            first, inverse = first[order], np.argsort(order)[inverse.ravel()]
             nodes = np.array([self._node_of(vecs[i]) for i in first], dtype=np.int64)
             fresh = np.flatnonzero(nodes < 0)
             if len(fresh):
                 nodes[fresh] = self._insert(vecs[first[fresh]])
                 for i, node in zip(first[fresh], nodes[fresh]):
                     self.node_of_.setdefault(zlib.crc32(vecs[i].tobytes()), int(node))
-            gids[new] = nodes[inverse.ravel()]
+            gids[new] = nodes[inverse]
             self._give(ids[new], gids[new])
         return gids
 
@@ -480,8 +483,9 @@ class SharedGraphIndex:
             sims[short], gids[short] = g.search(qs[short], kn, params=params)
             self.work_.add(distances=int(stats.ndis))
             self.work_.add(graph_distances=int(stats.ndis))
+        walked_short = (gids < 0).any(axis=1)
         ids, sims = self._expand(gids, sims, k, bitmap)
-        short = np.flatnonzero((ids < 0).any(axis=1))
+        short = np.flatnonzero(walked_short | (ids < 0).any(axis=1))
         if len(short):      # still short: scan the selected members instead
             ids[short], sims[short] = self._scan(qs[short], k, bitmap)
         return ids, sims
@@ -527,11 +531,18 @@ class SharedGraphIndex:
         return ids, out
 
     def _scan(self, qs: np.ndarray, k: int, bitmap: "Bitmap"):
-        """Exact k nearest of the memories ``bitmap`` counts (the filtered walk's fallback);
-        equal similarities in ascending memory id."""
+        """Exact k nearest of the memories ``bitmap`` counts (the filtered walk's fallback):
+        each selected node scored once (counted as distances) and its members given its
+        similarity; equal similarities in graph-id order, a node's members in ascending id."""
         ids = self._members(bitmap)
-        sims = qs @ self._vectors(ids).T
+        gids = self.gid_[ids]
+        order = np.lexsort((ids, gids))
+        ids, gids = ids[order], gids[order]
+        nodes, inverse = np.unique(gids, return_inverse=True)
+        sims = qs @ self._rows(nodes).T
         self.work_.add(distances=sims.size)
+        if len(nodes) < len(ids):
+            sims = sims[:, inverse.ravel()]
         top = top_per_row(sims, k)          # the stable sort's first k, without sorting every member
         return ids[top], np.take_along_axis(sims, top, axis=1).astype(float)
 
