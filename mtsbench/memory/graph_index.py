@@ -280,20 +280,25 @@ class SharedGraphIndex:
                                           return_index=True, return_inverse=True)
             order = np.argsort(first)                   # distinct vectors in the order they came
             first, inverse = first[order], np.argsort(order)[inverse.ravel()]
-            nodes = np.array([self._node_of(vecs[i]) for i in first], dtype=np.int64)
+            keys = [zlib.crc32(row.tobytes()) for row in vecs[first]]
+            nodes = self._nodes_of(keys, vecs[first])
             fresh = np.flatnonzero(nodes < 0)
             if len(fresh):
                 nodes[fresh] = self._insert(vecs[first[fresh]])
-                for i, node in zip(first[fresh], nodes[fresh]):
-                    self.node_of_.setdefault(zlib.crc32(vecs[i].tobytes()), int(node))
+                for f, node in zip(fresh.tolist(), nodes[fresh].tolist()):
+                    self.node_of_.setdefault(keys[f], node)
             gids[new] = nodes[inverse]
             self._give(ids[new], gids[new])
         return gids
 
-    def _node_of(self, row: np.ndarray) -> int:
-        """The graph id holding a vector equal to ``row``, -1 if none."""
-        node = self.node_of_.get(zlib.crc32(row.tobytes()), -1)
-        return node if node >= 0 and np.array_equal(self._rows(np.array([node]))[0], row) else -1
+    def _nodes_of(self, keys: list[int], rows: np.ndarray) -> np.ndarray:
+        """The graph id holding a vector equal to each of ``rows`` (``keys``: the CRC32 of each
+        row's bytes), -1 if none: each key looked up, its node's row compared in one gather."""
+        nodes = np.array([self.node_of_.get(key, -1) for key in keys], dtype=np.int64)
+        known = np.flatnonzero(nodes >= 0)
+        if len(known):
+            nodes[known[~(self._rows(nodes[known]) == rows[known]).all(axis=1)]] = -1
+        return nodes
 
     def _insert(self, vecs: np.ndarray) -> np.ndarray:
         """Insert distinct unit vectors into the graph; returns their graph ids."""
