@@ -88,6 +88,12 @@ def _tally(gids: np.ndarray):
     return np.unique(gids, return_counts=True)
 
 
+def _in_tier(tier: int, in_tier: np.ndarray) -> np.ndarray:
+    """Which memories, by their ``in_tier_`` entries (1 + graph tier, 0: none), a bitmap of
+    ``tier`` counts: that graph tier's (``tier`` >= 0) or any graph tier's (-1)."""
+    return in_tier > 0 if tier < 0 else in_tier == tier + 1
+
+
 class Bitmap:
     """Graph nodes selected while at least one member counts, in faiss's ``IDSelectorBitmap``
     layout (bit i is ``bits[i >> 3] >> (i & 7) & 1``): ``set`` counts one member per graph id
@@ -372,14 +378,13 @@ class SharedGraphIndex:
         """Which of memories ``ids`` (each on a node ``bitmap`` selects) the bitmap counts."""
         if bitmap.tier is None:
             return np.ones(len(ids), dtype=bool)
-        tiers = self.in_tier_[ids]
-        return tiers > 0 if bitmap.tier < 0 else tiers == bitmap.tier + 1
+        return _in_tier(bitmap.tier, self.in_tier_[ids])
 
     def _members(self, bitmap: Bitmap) -> np.ndarray:
         """Every memory ``bitmap`` counts, ascending."""
         if bitmap.tier is None:
             return np.flatnonzero(self.gid_.a >= 0)
-        return np.flatnonzero(self.in_tier_.a > 0 if bitmap.tier < 0 else self.in_tier_.a == bitmap.tier + 1)
+        return np.flatnonzero(_in_tier(bitmap.tier, self.in_tier_.a))
 
     # -- membership --------------------------------------------------------------------------
     def add(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
