@@ -2,33 +2,38 @@
 
 ``rank`` (1-D) and ``top_per_row`` (2-D, row by row) give the positions of the k best
 scores, best first, ties broken by position: the first k of a stable sort, without sorting.
-``lower_bounds`` finds, in one pass, a value at most the k-th largest of each row, so only
-the few elements at or above it are ranked; ``kth_largest`` is the exact k-th largest.
+``lower_bounds`` finds, in one pass, a value at most the k-th largest of each row (the k-th
+largest of its group maxima), so only the few elements at or above it are ranked;
+``kth_largest`` is the exact k-th largest.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-BLOCK = 32      # columns per block of ``lower_bounds``
+BLOCK = 32      # the most columns in one group of ``lower_bounds``
 
 
 def lower_bounds(scores: np.ndarray, k: int) -> np.ndarray | None:
     """Per row of ``scores`` (2-D), a value at most its k-th largest: the k-th largest of the
-    row's block maxima (blocks of ``BLOCK`` columns, the last one shorter). Each block's
-    maximum is a distinct element, so at least k elements of the row are >= it. One pass
-    over the rows instead of a partition of them; the elements >= the bound are few and
-    hold the k largest. None (use a partition) when a row has fewer than 4k blocks or a NaN.
+    maxima of disjoint groups of its columns. The first ``size * groups`` columns form
+    ``groups`` groups of ``size`` (column c in group c mod groups), the rest one more group;
+    size = min(``BLOCK``, n // 4k), so there are at least 4k groups. Each group's maximum
+    is a distinct element, so at least k elements of the row are >= it. The maxima are an
+    elementwise maximum of ``size`` contiguous slices (one pass, vectorised), and the
+    elements >= the bound are few and hold the k largest. None (use a partition) when
+    groups would hold fewer than 2 columns (n < 8k) or a maximum is NaN.
 
-    >>> lower_bounds(np.arange(256.0)[None, :], 2).tolist()   # block maxima 31, 63, ..., 255
-    [223.0]
+    >>> lower_bounds(np.arange(256.0)[None, :], 2).tolist()   # 8 groups of 32: maxima 248, ..., 255
+    [254.0]
     """
     rows, n = scores.shape
-    blocks = n // BLOCK
-    if blocks < 4 * k:
+    size = min(BLOCK, n // (4 * k)) if k > 0 else 0
+    if size < 2:
         return None
-    whole = blocks * BLOCK
-    maxima = scores[:, :whole].reshape(rows, blocks, BLOCK).max(axis=2)
+    groups = n // size
+    whole = groups * size
+    maxima = scores[:, :whole].reshape(rows, size, groups).max(axis=1)
     if whole < n:
         maxima = np.concatenate([maxima, scores[:, whole:].max(axis=1, keepdims=True)], axis=1)
     if np.isnan(maxima).any():
@@ -85,6 +90,9 @@ def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
     if 8 * k >= cols_n:
         return np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")[:, :k]
     bound = lower_bounds(scores, k)
+    if bound is not None and rows_n == 1:       # one row (a single query): no row bookkeeping
+        cols = np.flatnonzero(scores[0] >= bound[0])
+        return cols[np.argsort(-scores[0, cols], kind="stable")[:k]][None, :]
     if bound is None:
         neg = -np.asarray(scores, dtype=float)
         rows, cols = np.nonzero(neg <= np.partition(neg, k - 1, axis=1)[:, k - 1:k])   # at least k per row
