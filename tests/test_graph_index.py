@@ -282,7 +282,8 @@ def test_equal_vectors_share_one_node_and_a_walk_finds_every_copy():
 def test_memories_sharing_nodes_are_found_as_themselves_through_every_change(ops, arousal):
     """Vectors drawn from 6, so most memories share a node: after any adds, moves, deaths and
     rewrites every query returns each live member of the asked tier(s) at most once, at the
-    similarity of its current vector, and a query asking for a whole tier gets all of it."""
+    similarity of its current vector, and a query asking for a whole tier gets all of it; each
+    node's member list holds exactly the memories whose current vector it is, ascending."""
     pool = unit_rows(6, 8, 9)
     idx = SharedGraphIndex(dim=8, n_tiers=3, exact_below=4, M=4, ef=16, arousal=arousal)
     idx.query_cost_ = 2.0
@@ -304,6 +305,9 @@ def test_memories_sharing_nodes_are_found_as_themselves_through_every_change(ops
         elif op == "rewrite" and i in where:
             idx.update(where[i], i, pool[p])
             vec[i] = p
+        holders = {n: np.flatnonzero(idx.gid_.a == n).tolist() for n in range(idx.mem_.a.size)}
+        for n, held in holders.items():         # a node's member list is exactly its members, ascending
+            assert idx.shared_[n] == held if n in idx.shared_ else idx.mem_.a[n] == (held[0] if held else -1)
         q = pool[p]
         for t in range(3):
             members = sorted(m for m, w in where.items() if w == t)

@@ -59,6 +59,7 @@ several cores (faster, but the graph then varies run to run).
 
 from __future__ import annotations
 
+import bisect
 import logging
 import zlib
 from itertools import chain
@@ -241,8 +242,8 @@ class SharedGraphIndex:
         self.tiers: list[ExactTier | GraphTierView] = [ExactTier(dim) for _ in range(n_tiers)]
         self.graph_ = None
         self.gid_ = IdMap(np.int64, -1)           # memory id -> graph id of its current vector, -1: none
-        self.mem_ = IdMap(np.int64, -1)           # graph id -> the first memory given it
-        self.shared_: dict[int, list[int]] = {}   # graph id -> every memory given it, once it has two
+        self.mem_ = IdMap(np.int64, -1)           # graph id -> its only member, -1: none (or in shared_)
+        self.shared_: dict[int, list[int]] = {}   # graph id -> its members ascending, once given two
         self.is_shared_ = IdMap(bool, False)      # graph id -> in shared_
         self.node_of_: dict[int, int] = {}        # CRC32 of a unit vector's bytes -> its graph id
         self.in_tier_ = IdMap(np.int8, 0)         # memory id -> 1 + its graph tier, 0: not in a graph tier
@@ -321,25 +322,39 @@ class SharedGraphIndex:
         return np.arange(start, start + len(vecs))
 
     def _give(self, ids: np.ndarray, gids: np.ndarray) -> None:
-        """Record memories ``ids`` as members of graph nodes ``gids``: a node's first memory in
-        ``mem_``, every memory of a node given two in ``shared_`` (entries of memories that died
-        or were rewritten stay; ``_expand`` skips them)."""
+        """Record memories ``ids`` as members of graph nodes ``gids``: a node's only member in
+        ``mem_``; once a node is given a second, all its members in ``shared_``, ascending
+        (``_release`` takes a member out when it dies or gets a new vector)."""
         self.gid_[ids] = gids
         nodes, where, n = np.unique(gids, return_index=True, return_counts=True)
-        alone = (n == 1) & (self.mem_[nodes] < 0)
+        alone = (n == 1) & (self.mem_[nodes] < 0) & ~self.is_shared_[nodes]
         self.mem_[nodes[alone]] = ids[where[alone]]          # grown by doubling: no copy per insert
         rest = np.ones(len(ids), dtype=bool)
         rest[where[alone]] = False
         for i, node in zip(ids[rest].tolist(), gids[rest].tolist()):
-            first = int(self.mem_.a[node])
-            if first < 0:
-                self.mem_.a[node] = i
-                continue
             members = self.shared_.get(node)
             if members is None:
+                first = int(self.mem_.a[node])
+                if first < 0:
+                    self.mem_.a[node] = i
+                    continue
                 members = self.shared_[node] = [first]
                 self.is_shared_[[node]] = True
-            members.append(i)
+            if members and i < members[-1]:
+                bisect.insort(members, i)
+            else:
+                members.append(i)
+
+    def _release(self, ids: np.ndarray) -> None:
+        """Memories ``ids`` leave their graph nodes (death, a new vector): out of ``mem_`` or
+        ``shared_``, graph id -1."""
+        gids = self.gid_[ids]
+        for i, node in zip(ids[gids >= 0].tolist(), gids[gids >= 0].tolist()):
+            if node in self.shared_:
+                self.shared_[node].remove(i)
+            else:
+                self.mem_.a[node] = -1
+        self.gid_[ids] = -1
 
     def _enter(self, tier: int, ids: np.ndarray, vectors: np.ndarray) -> None:
         gids = self._gids(ids, vectors)
@@ -431,12 +446,12 @@ class SharedGraphIndex:
         self._forget(ids)
         if isinstance(t, ExactTier):
             t.update(i, vector)
-            self.gid_[ids] = -1
+            self._release(ids)
             if self.everyone_ is not None:
                 self.everyone_.set(self._gids(ids, np.asarray(vector, dtype=np.float32)[None, :]))
         else:
             self._leave(tier, ids)
-            self.gid_[ids] = -1
+            self._release(ids)
             self.add(tier, ids, np.asarray(vector, dtype=np.float32)[None, :])
 
     def remove(self, tier: int, i: int) -> None:
@@ -444,7 +459,7 @@ class SharedGraphIndex:
         ids = np.array([i], dtype=np.int64)
         self._remove(tier, ids)
         self._forget(ids)
-        self.gid_[ids] = -1
+        self._release(ids)
 
     def _forget(self, ids: np.ndarray) -> None:
         """Clear ``ids``' current graph entries from ``everyone_`` (death or a new vector)."""
@@ -524,14 +539,9 @@ class SharedGraphIndex:
         get = self.shared_.get
         lists = [get(n) or (f,) for n, f in zip(node.tolist(), first.tolist())]
         entry = np.repeat(np.arange(len(lists)), np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
-        m = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=len(entry))
-        ok = (self.gid_[m] == node[entry]) & self._holds(bitmap, m)      # drops stale entries
+        m = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=len(entry))    # node by node, ascending
+        ok = self._holds(bitmap, m)
         m, entry = m[ok], entry[ok]
-        order = np.lexsort((m, entry))                                    # node by node, ascending ids
-        m, entry = m[order], entry[order]
-        new = np.ones(len(m), dtype=bool)
-        new[1:] = (m[1:] != m[:-1]) | (entry[1:] != entry[:-1])           # a memory given its node twice
-        m, entry = m[new], entry[new]
         row = r[entry]
         rank = np.arange(len(m)) - np.searchsorted(row, row)              # position within its row
         keep = rank < k
