@@ -87,7 +87,10 @@ def walk_ef(ef: int, ef_per_k: float, k: int) -> int:
 
 
 class IdMap:
-    """A dense array indexed by memory id (ids are store rows, so dense), grown on demand.
+    """A dense array indexed by memory id (ids are store rows, so dense), grown on demand: an
+    id past the end reads the fill value, and writing it grows the array (by doubling). No
+    check is paid on the usual access, within the array: numpy's own bounds check finds the
+    rest.
 
     >>> m = IdMap(np.int32, -1)
     >>> m[np.array([5, 2])] = [7, 8]
@@ -106,16 +109,21 @@ class IdMap:
             self.a = grown
 
     def __getitem__(self, ids):
-        ids = np.asarray(ids, dtype=np.int64)
-        if ids.size:
-            self._ensure(int(ids.max()) + 1)
-        return self.a[ids]
+        try:
+            return self.a[ids]
+        except IndexError:          # an id past the end: grow (it reads the fill) and read again
+            self._fit(ids)
+            return self.a[ids]
 
     def __setitem__(self, ids, values):
-        ids = np.asarray(ids, dtype=np.int64)
-        if ids.size:
-            self._ensure(int(ids.max()) + 1)
-        self.a[ids] = values
+        try:
+            self.a[ids] = values
+        except IndexError:          # the rows in range may be written already: writing all again is the same
+            self._fit(ids)
+            self.a[ids] = values
+
+    def _fit(self, ids) -> None:
+        self._ensure(int(np.max(ids)) + 1)
 
 
 class ExactTier:
@@ -324,8 +332,7 @@ class TierIndexes:
 
     def query(self, tier: int, q: np.ndarray, k: int):
         ids, sims, scored = self.tiers[tier].query(q, k)
-        self.work_.add(queries=1)
-        self.work_.add(distances=scored)
+        self.work_.add(queries=1, distances=scored)
         if isinstance(self.tiers[tier], HnswTier):
             self.work_.add(graph_distances=scored)
         return ids, sims, scored
@@ -333,8 +340,7 @@ class TierIndexes:
     def query_many(self, tier: int, qs: np.ndarray, k: int):
         """Each row of ``qs`` against one tier (see ``ExactTier.query_many``, ``HnswTier.query_many``)."""
         ids, sims, scored = self.tiers[tier].query_many(qs, k)
-        self.work_.add(queries=len(qs))
-        self.work_.add(distances=scored * len(qs))
+        self.work_.add(queries=len(qs), distances=scored * len(qs))
         if isinstance(self.tiers[tier], HnswTier):
             self.work_.add(graph_distances=scored * len(qs))
         return ids, sims, scored
