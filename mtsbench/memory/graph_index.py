@@ -497,17 +497,14 @@ class SharedGraphIndex:
         stats.reset()
         qs = unit(qs)
         sims, gids = g.search(qs, kn, params=params)
-        self.work_.add(distances=int(stats.ndis))
-        self.work_.add(graph_distances=int(stats.ndis))
-        self.work_.add(queries=len(qs))
+        self.work_.add(distances=int(stats.ndis), graph_distances=int(stats.ndis), queries=len(qs))
         self.query_cost_ += 0.05 * (stats.ndis / len(qs) - self.query_cost_)
         short = np.flatnonzero((gids < 0).any(axis=1))
         if len(short):      # the filter cut the walk short: once more, wider
             params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=4 * ef)
             stats.reset()
             sims[short], gids[short] = g.search(qs[short], kn, params=params)
-            self.work_.add(distances=int(stats.ndis))
-            self.work_.add(graph_distances=int(stats.ndis))
+            self.work_.add(distances=int(stats.ndis), graph_distances=int(stats.ndis))
         walked_short = (gids < 0).any(axis=1)
         ids, sims = self._expand(gids, sims, k, bitmap)
         short = np.flatnonzero(walked_short | (ids < 0).any(axis=1))
@@ -530,25 +527,26 @@ class SharedGraphIndex:
         out = np.full((len(gids), k), -np.inf)
         ids[:, : gids.shape[1]] = one
         out[:, : gids.shape[1]] = np.where(found, sims, -np.inf)
-        if not len(rows):
-            return ids, out
-        counts = np.where(found[rows], bitmap.count(nodes[rows]), 0)
-        needed = found[rows] & (np.cumsum(counts, axis=1) - counts < k)     # the nodes holding the first k
-        r, c = np.nonzero(needed)
-        node, first = gids[rows][r, c], ids[rows][r, c]
-        get = self.shared_.get
-        lists = [get(n) or (f,) for n, f in zip(node.tolist(), first.tolist())]
-        entry = np.repeat(np.arange(len(lists)), np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
-        m = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=len(entry))    # node by node, ascending
-        ok = self._holds(bitmap, m)
-        m, entry = m[ok], entry[ok]
-        row = r[entry]
-        rank = np.arange(len(m)) - np.searchsorted(row, row)              # position within its row
-        keep = rank < k
-        ids[rows], out[rows] = -1, -np.inf
-        ids[rows[row[keep]], rank[keep]] = m[keep]
-        out[rows[row[keep]], rank[keep]] = sims[rows][r, c][entry[keep]]
+        for row in rows.tolist():
+            m, at = self._walk_members(gids[row], one[row], k, bitmap)
+            ids[row], out[row] = -1, -np.inf
+            ids[row, : len(m)] = m
+            out[row, : len(m)] = sims[row, at]
         return ids, out
+
+    def _walk_members(self, gids: np.ndarray, one: np.ndarray, k: int, bitmap: Bitmap):
+        """One walk result row as memories: (the first k that ``bitmap`` counts, node by node
+        and ascending within a node; the position in the row of each one's node). Only the
+        nodes before the one where the counts reach k are expanded."""
+        found = gids >= 0
+        counts = np.cumsum(np.where(found, bitmap.count(np.maximum(gids, 0)), 0))
+        at = np.flatnonzero(found[: int(np.searchsorted(counts, k)) + 1])      # the nodes holding the first k
+        get = self.shared_.get
+        lists = [get(n) or (f,) for n, f in zip(gids[at].tolist(), one[at].tolist())]
+        at = np.repeat(at, np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)))
+        m = np.fromiter(chain.from_iterable(lists), dtype=np.int64, count=len(at))
+        ok = self._holds(bitmap, m)
+        return m[ok][:k], at[ok][:k]
 
     def _scan(self, qs: np.ndarray, k: int, bitmap: "Bitmap"):
         """Exact k nearest of the memories ``bitmap`` counts (the filtered walk's fallback):
@@ -572,8 +570,7 @@ class SharedGraphIndex:
         t = self.tiers[tier]
         qs = np.atleast_2d(np.asarray(qs, dtype=np.float32))
         if isinstance(t, ExactTier):
-            self.work_.add(distances=t.size * len(qs))
-            self.work_.add(queries=len(qs))
+            self.work_.add(distances=t.size * len(qs), queries=len(qs))
             return t.query_many(qs, k)
         ids, sims = self._search_graph(qs, k, self.bitmaps_[tier], t.size)
         return ids, sims, ids.shape[1]
@@ -582,8 +579,7 @@ class SharedGraphIndex:
         """One query against one tier: (ids, cosine similarities, scored)."""
         t = self.tiers[tier]
         if isinstance(t, ExactTier):
-            self.work_.add(distances=t.size)
-            self.work_.add(queries=1)
+            self.work_.add(distances=t.size, queries=1)
             return t.query(q, k)
         ids, sims, scored = self.query_many(tier, np.asarray(q)[None, :], k)
         keep = ids[0] >= 0
@@ -605,8 +601,7 @@ class SharedGraphIndex:
         for tier in range(self.n_tiers):
             t = self.tiers[tier]
             if isinstance(t, ExactTier) and t.size:
-                self.work_.add(distances=t.size * len(qs))
-                self.work_.add(queries=len(qs))
+                self.work_.add(distances=t.size * len(qs), queries=len(qs))
                 scored += t.size
                 t_ids, t_sims = t.nearest_in_order(qs, k)
                 ids.append(t_ids)

@@ -128,8 +128,9 @@ class Tiering:
         order = np.argsort(keys, kind="stable")
         keys, members = keys[order], ids[finite][order]
         starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        for key, part in zip(keys[starts].tolist(), np.split(members, starts[1:])):
-            self._file(key, part)
+        ends = [*starts[1:].tolist(), len(keys)]
+        for key, start, end in zip(keys[starts].tolist(), starts.tolist(), ends):
+            self._file(key, members[start:end])
 
     def _file(self, key: int, ids: np.ndarray) -> None:
         if key not in self._buckets:
