@@ -20,6 +20,7 @@ rebalance need look only at the memories whose decay can have crossed a boundary
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 import numpy as np
@@ -64,6 +65,14 @@ def tiers_by_cutoffs(attention: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
     return (len(ascending) - np.searchsorted(ascending, attention, side="right")).astype(np.int8)
 
 
+@functools.lru_cache(maxsize=64)
+def _ascending(cutoffs: tuple[float, ...]) -> np.ndarray:
+    """A policy's cut-offs as ``tiers_by_cutoffs`` searches them (ascending, no NaN), sorted
+    once per set of cut-offs: a promotion assigns a few memories many times a step."""
+    c = np.array(cutoffs, dtype=float)
+    return np.sort(c[~np.isnan(c)])
+
+
 @declared
 class Thresholds:
     """Attention cut-offs with hysteresis.
@@ -91,9 +100,9 @@ class Thresholds:
         return len(self.cutoffs) + 1
 
     def assign(self, attention, current, recalls, length, idle_hours, full=True):
-        c = np.array(self.cutoffs)
-        up = tiers_by_cutoffs(attention - self.hysteresis, c)
-        down = tiers_by_cutoffs(attention + self.hysteresis, c)
+        ascending = _ascending(self.cutoffs)        # tiers_by_cutoffs, its sort done once
+        up = len(ascending) - np.searchsorted(ascending, attention - self.hysteresis, side="right")
+        down = len(ascending) - np.searchsorted(ascending, attention + self.hysteresis, side="right")
         current = np.asarray(current)
         return np.where(up < current, up, np.where(down > current, down, current)).astype(np.int8)
 

@@ -295,7 +295,8 @@ class Memory:
         ids = ids[self.store.alive[ids]]
         target = self.tiering.targets(self.store, ids, self.now, full=False)
         up = target < self.store.tier[ids]
-        self._move(ids[up], target[up], "promoted")
+        if up.any():
+            self._move(ids[up], target[up], "promoted")
 
     def _spill(self, tier: int) -> None:
         """A FIFO top tier (``TierPolicy.fifo`` set) over its size hands its oldest members
