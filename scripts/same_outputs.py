@@ -12,11 +12,12 @@ there): ``python scripts/same_outputs.py OLD/.venv --reference``; then compare t
 ``summary.json`` (minus timing keys), ``trace.parquet``, ``timelines.parquet`` and
 ``results.parquet`` (minus ``latency_ms``) must be equal; one line per run, SAME or DIFF
 (and where); exit 0 when all are the same. The runs: the bundled scenarios (default, two
-presets, bm25, reply + hybrid), a generated 3-day dialogue on a pre-loaded store, one
+presets, bm25, reply + hybrid), a generated 3-day dialogue on a pre-loaded store, the first
+60 days of the bench's generated year (280 turns a day, d256: about 1 min a run), one
 imported LoCoMo conversation (probes and reply workloads) and the committed experiments'
 sweeps (``--quick`` leaves the sweeps out). Used for issue 26 (every refactor of that round
-compared SAME on all 13 runs). Do not reinstall either venv while it runs: a sweep's workers
-import lazily and fail.
+compared SAME on all 13 runs) and issue 38 (14 runs). Do not reinstall either venv while it
+runs: a sweep's workers import lazily and fail.
 """
 import json, os, subprocess, sys, hashlib
 from pathlib import Path
@@ -33,6 +34,8 @@ RUNS = {  # name: (argv after `mtsbench`, is_sweep)
     "bm25": (["run", "system=bm25"], False),
     "reply_hybrid": (["run", "workload=reply", "retrieval=hybrid"], False),
     "gen3_preload": (["run", f"scenarios=[{GEN}]", "preload.memories=2000"], False),
+    # the bench's generated year (test_year), its first 60 days: graph tiers, shared nodes, rebalances
+    "gen60_d256": (["run", "generate.days=60", "generate.turns_per_day=280", "embedder.dim=256"], False),
     "locomo_conv26": (["run", f"scenarios=[{LOCO}/locomo_conv_26.yaml]"], False),
     "locomo_conv26_reply": (["run", f"scenarios=[{LOCO}/locomo_conv_26.yaml]", "workload=reply", "retrieval=hybrid"], False),
     "exp_ablation": (["run", "-m", "experiment=ablation"], True),
