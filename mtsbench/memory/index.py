@@ -160,7 +160,9 @@ class ExactTier:
         gone = np.sort(self.pos[ids])
         end = self.size - len(ids)
         holes = gone[gone < end]
-        tail = np.setdiff1d(np.arange(end, self.size), gone, assume_unique=True)
+        stays = np.ones(self.size - end, dtype=bool)     # the last rows, but those removed
+        stays[gone[gone >= end] - end] = False
+        tail = np.arange(end, self.size)[stays]
         self.ids[holes] = self.ids[tail]
         self.vectors[holes] = self.vectors[tail]
         self.pos[self.ids[holes]] = holes
