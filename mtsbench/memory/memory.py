@@ -220,10 +220,11 @@ class Memory:
             skip |= np.isin(ids, exclude)
         sims = np.where(skip, -np.inf, sims)
         order = top_per_row(sims, min(n, sims.shape[1]))
+        rows = np.arange(len(order))[:, None]        # (take_along_axis's indexing, without its wrapper)
         mean, sd = self.chance()
-        gain = self.arousal.amounts((np.take_along_axis(sims, order, axis=1) - mean) / sd)
+        gain = self.arousal.amounts((sims[rows, order] - mean) / sd)
         hit = gain > 0
-        targets, amounts = np.take_along_axis(ids, order, axis=1)[hit], gain[hit]
+        targets, amounts = ids[rows, order][hit], gain[hit]
         charge(arousal_scored=scored)
         if not len(targets):
             return targets
