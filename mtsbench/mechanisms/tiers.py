@@ -60,15 +60,15 @@ def tiers_by_cutoffs(attention: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
     >>> tiers_by_cutoffs(np.array([7.0, 4.0, 2.0, 0.1, np.nan]), np.array([5.0, 2.0, 0.5])).tolist()
     [0, 1, 1, 3, 0]
     """
-    cutoffs = np.asarray(cutoffs, dtype=float)
-    ascending = np.sort(cutoffs[~np.isnan(cutoffs)])      # a NaN cut-off is above nothing
+    ascending = _ascending(tuple(float(c) for c in cutoffs))
     return (len(ascending) - np.searchsorted(ascending, attention, side="right")).astype(np.int8)
 
 
 @functools.lru_cache(maxsize=64)
 def _ascending(cutoffs: tuple[float, ...]) -> np.ndarray:
-    """A policy's cut-offs as ``tiers_by_cutoffs`` searches them (ascending, no NaN), sorted
-    once per set of cut-offs: a promotion assigns a few memories many times a step."""
+    """Cut-offs as ``tiers_by_cutoffs`` searches them (ascending; a NaN cut-off is above
+    nothing, so dropped), sorted once per set of cut-offs: a promotion assigns a few memories
+    many times a step."""
     c = np.array(cutoffs, dtype=float)
     return np.sort(c[~np.isnan(c)])
 
@@ -100,9 +100,8 @@ class Thresholds:
         return len(self.cutoffs) + 1
 
     def assign(self, attention, current, recalls, length, idle_hours, full=True):
-        ascending = _ascending(self.cutoffs)        # tiers_by_cutoffs, its sort done once
-        up = len(ascending) - np.searchsorted(ascending, attention - self.hysteresis, side="right")
-        down = len(ascending) - np.searchsorted(ascending, attention + self.hysteresis, side="right")
+        up = tiers_by_cutoffs(attention - self.hysteresis, self.cutoffs)
+        down = tiers_by_cutoffs(attention + self.hysteresis, self.cutoffs)
         current = np.asarray(current)
         return np.where(up < current, up, np.where(down > current, down, current)).astype(np.int8)
 

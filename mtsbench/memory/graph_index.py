@@ -70,7 +70,7 @@ import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .index import ExactTier, IdMap, IndexWork, walk_ef
-from .topk import top_per_row
+from .topk import pick, top_per_row
 
 faiss.omp_set_num_threads(1)
 
@@ -348,10 +348,7 @@ class SharedGraphIndex:
                     continue
                 members = self.shared_[node] = [first]
                 self.is_shared_[[node]] = True
-            if members and i < members[-1]:
-                bisect.insort(members, i)
-            else:
-                members.append(i)
+            bisect.insort(members, i)
 
     def _release(self, ids: np.ndarray) -> None:
         """Memories ``ids`` leave their graph nodes (death, a new vector): out of ``mem_`` or
@@ -577,7 +574,7 @@ class SharedGraphIndex:
         if len(nodes) < len(ids):
             sims = sims[:, inverse.ravel()]
         top = top_per_row(sims, k)          # the stable sort's first k, without sorting every member
-        return ids[top], np.take_along_axis(sims, top, axis=1).astype(float)
+        return ids[top], pick(sims, top).astype(float)
 
     def query_many(self, tier: int, qs: np.ndarray, k: int):
         """Each row of ``qs`` against one tier: (ids, sims, scored per query) — an exact tier

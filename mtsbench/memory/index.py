@@ -27,7 +27,7 @@ import numpy as np
 from ..core.costs import charge
 from ..errors import ConfigError
 
-from .topk import top_per_row
+from .topk import pick, top_per_row
 
 
 INSTALL_HNSW = "pip install 'mtsbench[hnsw]'"
@@ -189,7 +189,7 @@ class ExactTier:
         ids, sims = self.ids[: self.size], self.scan(qs)
         if self.size > k:       # selected on the float32 sims: the same order as their float64 values
             pos = np.sort(top_per_row(sims, k), axis=1)
-            ids, sims = ids[pos], sims[np.arange(len(pos))[:, None], pos]
+            ids, sims = ids[pos], pick(sims, pos)
         return np.broadcast_to(ids, sims.shape), sims.astype(float)
 
     def members(self) -> np.ndarray:

@@ -40,7 +40,7 @@ from .index import TierIndexes
 from .retrieval import Retrieval, TieredSearch
 from .store import MemoryStore
 from .tiering import Tiering
-from .topk import top_per_row
+from .topk import pick, top_per_row
 
 
 class Memory:
@@ -220,11 +220,10 @@ class Memory:
             skip |= np.isin(ids, exclude)
         sims = np.where(skip, -np.inf, sims)
         order = top_per_row(sims, min(n, sims.shape[1]))
-        rows = np.arange(len(order))[:, None]        # (take_along_axis's indexing, without its wrapper)
         mean, sd = self.chance()
-        gain = self.arousal.amounts((sims[rows, order] - mean) / sd)
+        gain = self.arousal.amounts((pick(sims, order) - mean) / sd)
         hit = gain > 0
-        targets, amounts = ids[rows, order][hit], gain[hit]
+        targets, amounts = pick(ids, order)[hit], gain[hit]
         charge(arousal_scored=scored)
         if not len(targets):
             return targets

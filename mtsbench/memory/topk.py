@@ -102,3 +102,14 @@ def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
     rows, cols = rows[order], cols[order]
     within = np.arange(len(rows)) - np.searchsorted(rows, np.arange(rows_n))[rows]
     return cols[within < k].reshape(rows_n, k)
+
+
+def pick(values: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Per row of ``values`` (2-D), the entries at that row's positions ``cols`` (2-D, one row
+    of positions per row): ``out[r, j] = values[r, cols[r, j]]``, as ``np.take_along_axis``
+    along the last axis, by one fancy index without its wrapper.
+
+    >>> pick(np.array([[0.1, 0.9, 0.5], [0.3, 0.2, 0.4]]), np.array([[1, 2], [2, 0]])).tolist()
+    [[0.9, 0.5], [0.4, 0.3]]
+    """
+    return values[np.arange(len(cols))[:, None], cols]
