@@ -99,7 +99,8 @@ def _run_main(argv: list[str]) -> int:
         given, without_dirs = split_config_dirs(argv)
         dirs = user_dirs(given)               # --config-dir: searched before the packaged configs
         sweep.launcher_ready(argv, config_dirs=given)   # its plugin installed: before composing
-        cfg = check_run(argv)
+        checked: set = set()             # the sweep's jobs composed by the check: not composed again
+        cfg = check_run(argv, checked)
         pinned: list[str] = []
         run_dir = None
         if cfg is not None:
@@ -117,7 +118,7 @@ def _run_main(argv: list[str]) -> int:
     from .harness.hydra_app import app, run_checked, sigterm_interrupts
 
     sys.argv = ["mtsbench", *without_dirs, *pinned]
-    state = sweep.Sweep(resume=resume)        # this command's sweep only, not an earlier one's
+    state = sweep.Sweep(resume=resume, checked=frozenset(checked))   # this command's sweep only
     try:
         with sigterm_interrupts(), searching(dirs), sweep.running(state):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line

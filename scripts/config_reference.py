@@ -128,6 +128,10 @@ def _groups(primary: dict) -> list[tuple[str, str | None]]:
         if isinstance(entry, dict):
             for k, v in entry.items():
                 order.append((k.replace("override ", ""), v))
+        elif isinstance(entry, str) and (CONFIGS / f"{entry}.yaml").is_file():   # a config choosing options itself
+            inner = yaml.safe_load((CONFIGS / f"{entry}.yaml").read_text(encoding="utf-8")) or {}
+            order += [(k.replace("override ", "").lstrip("/"), v) for d in inner.get("defaults", [])
+                      if isinstance(d, dict) for k, v in d.items()]
     seen = {g for g, _ in order}
     for folder in sorted(p for p in CONFIGS.rglob("*") if p.is_dir() and any(p.glob("*.yaml"))):
         group = folder.relative_to(CONFIGS).as_posix()

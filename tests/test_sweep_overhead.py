@@ -1,7 +1,8 @@
 """A sweep's checks and launch path (issues 13, 26): every value of every swept key is
 composed once before launching (Hydra's compose API), not every job; a bad value stops the
-sweep with its one line; Hydra is used through its public API only (``hydra.main``, the
-stock basic sweeper, a launcher plugin)."""
+sweep with its one line, and a job composed by that check is not composed again by the
+sweeper; Hydra is used through its public API only (``hydra.main``, a sweeper plugin and a
+launcher plugin)."""
 
 import json
 
@@ -122,6 +123,58 @@ def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
     assert ret.cfg is None and ret.hydra_cfg is None
     assert ret.overrides == ["seed=1"] and ret.status == JobStatus.COMPLETED and ret.return_value is None
     assert composed.hydra.job.num == 1 and composed.hydra.job.id == "mtsbench_1"
+
+
+VALIDATED = """
+import sys
+from hydra.plugins.sweeper import Sweeper
+seen = []
+validate = Sweeper.validate_batch_is_legal
+def validating(self, batch):        # the jobs the sweeper composes before launching them
+    seen.extend(" ".join(job) for job in batch)
+    return validate(self, batch)
+Sweeper.validate_batch_is_legal = validating
+from mtsbench.cli import main
+code = main(sys.argv[1:])
+print(code, *seen, sep="\\n")
+"""
+
+
+def test_the_sweeper_composes_only_the_jobs_the_check_did_not(tmp_path):
+    """``mtsbench run``'s check composed each ablation (the seed at its first value); the grid
+    sweeper composes the other jobs before launching (a seed is a value, checked on a copy of
+    a config), as Hydra's basic sweeper composed every job; the jobs are the basic sweeper's."""
+    import subprocess
+    import sys
+
+    def sweep(*sweeper):
+        out = tmp_path / ("basic" if sweeper else "grid")
+        done = subprocess.run([sys.executable, "-c", VALIDATED, "run", "-m", "ablate=none,tiers", "seed=0,1",
+                               "scenarios=[milk_allergy]", f"hydra.sweep.dir={out}", *sweeper], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.stdout.splitlines()[0] == "0", done.stderr
+        return done.stdout.splitlines()[1:], json.loads((out / "jobs.json").read_text())
+
+    composed, jobs = sweep()
+    assert composed == ["ablate=none seed=1 scenarios=[milk_allergy]", "ablate=tiers seed=1 scenarios=[milk_allergy]"]
+    assert [j["overrides"] for j in jobs] == [[f"ablate={a}", f"seed={s}", "scenarios=[milk_allergy]"]
+                                              for a in ("none", "tiers") for s in (0, 1)]
+    every, basic_jobs = sweep("hydra/sweeper=basic")
+    assert basic_jobs == jobs and len(every) == 4
+
+
+def test_the_grid_lists_jobs_as_hydras_basic_sweeper_does():
+    """Parameters first, the command line after; a key given twice keeps its first place
+    with the last values; a fixed override is in every job; batches keep the order."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra_plugins.mtsbench_sweeper.grid_sweeper import batches, grid
+
+    parsed = OverridesParser.create().parse_overrides(["ablate=none,tiers", "seed=range(0,2)", "scenarios=[a,b]",
+                                                       "ablate=arousal,tiers,none", "+x=1"])
+    jobs = grid(parsed)
+    assert jobs == [[f"ablate={a}", f"seed={s}", "scenarios=[a,b]", "+x=1"]
+                    for a in ("arousal", "tiers", "none") for s in (0, 1)]
+    assert batches(jobs, 4) == [jobs[:4], jobs[4:]] and batches(jobs, None) == [jobs]
 
 
 PARENT = """

@@ -1,1 +1,1 @@
-"""mtsbench's sweeper plugin: ``hydra/sweeper=tune``, a tuning study (Hydra instantiates sweepers from the ``hydra_plugins`` namespace only)."""
+"""mtsbench's sweeper plugins: ``hydra/sweeper=grid`` (the default: every combination of the swept values) and ``hydra/sweeper=tune`` (a tuning study); Hydra instantiates sweepers from the ``hydra_plugins`` namespace only."""

@@ -34,13 +34,15 @@ from ..tune import check as tune_check
 SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
 
 
-def check_run(argv: Sequence[str]) -> DictConfig | None:
+def check_run(argv: Sequence[str], checked: set | None = None) -> DictConfig | None:
     """Check what ``mtsbench run ARGV`` would run before Hydra launches anything: compose
     the job (for a sweep, its first job) and validate it, then every value of a sweep's
     swept keys (``_check_sweep``); ``ConfigError`` (one line) for the first problem.
     Returns the (first) job's config with its ``hydra`` node, as composed. With Hydra's
     informational flags (``--cfg``, ``--info``, ``--help``, ...) nothing is checked (None)
-    but secrets on the command line, refused always."""
+    but secrets on the command line, refused always. ``checked``: a set given is filled with
+    the ``mtsbench.harness.sweep.job_key`` of each sweep job composed here, which the grid
+    sweeper then does not compose again (``hydra_plugins.mtsbench_sweeper.grid_sweeper``)."""
     from ..config.rules import refuse_secrets
 
     refuse_secrets([a for a in argv if "=" in a and not a.startswith("-")])
@@ -88,7 +90,14 @@ def check_run(argv: Sequence[str]) -> DictConfig | None:
     _check_sweep_size(cfg, sizes)             # before listing the jobs: range(0,10000000000) would fill memory
     axes = {key: [f"{key}={v}" for v in _swept(o, p, known, dirs)] if p.is_sweep_override() else [o]
             for key, (o, p) in chosen.items()}
-    _check_sweep(cfg, axes, first, dirs)
+    composed = {tuple(sorted(first))}
+    _check_sweep(cfg, axes, first, dirs, composed)
+    if checked is not None:
+        from .sweep import job_key
+
+        common = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()
+                  and o.lstrip("+~").startswith(("hydra.", "hydra/"))]
+        checked.update(job_key(job, common) for job in composed)
     return cfg
 
 
@@ -205,7 +214,7 @@ def _sweep_size(o: str, p, known: dict[str, list[str]], dirs: Sequence[str | Pat
 
 
 def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
-                 extra_dirs: Sequence[str | Path]) -> None:
+                 extra_dirs: Sequence[str | Path], composed: set[tuple[str, ...]]) -> None:
     """The jobs of a sweep beyond the first one (``cfg``, composed from ``first``), checked
     by composing every value of every swept key once, the other keys at their first value
     (Hydra's compose API, each composition checked as ``compose`` checks one): the usual
@@ -213,11 +222,11 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     checked on the first job's config with that value set (``_value_checked``). Two or
     more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
     across nodes: ``system=bm25`` with ``retrieval=hybrid``). A sweep of N values of one
-    key costs N compositions, not one per job."""
+    key costs N compositions, not one per job. ``composed``: the jobs composed (each its
+    overrides, sorted), ``first``'s already; those composed here are added."""
     known = groups(extra_dirs)
     lists = list(axes.values())
     base = [values[0] for values in lists]
-    composed = {tuple(sorted(first))}
 
     def composing(job: list[str]) -> None:
         if tuple(sorted(job)) not in composed:

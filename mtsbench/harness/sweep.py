@@ -58,6 +58,7 @@ class Sweep:
     failed: list[str] = field(default_factory=list)   # job folders that failed (``SweepSummary``)
     warned: list[str] = field(default_factory=list)   # ... and those above llm.max_failure_rate
     busy: list[str] = field(default_factory=list)     # ... and those not run: their folder's lock held elsewhere
+    checked: frozenset = frozenset()  # ``job_key`` of each job composed and checked before Hydra started
 
     def exit_code(self) -> int:
         """``mtsbench run -m``'s exit code: 1 if a job failed, else 3 if one warned, else 0."""
@@ -86,6 +87,17 @@ def running(state: Sweep) -> Iterator[Sweep]:
         yield state
     finally:
         _RUNNING.reset(token)
+
+
+def job_key(overrides: Sequence[str], common: Sequence[str] = ()) -> tuple[str, ...]:
+    """A job told by its overrides, whatever their order, leaving out ``common`` (the
+    command line's own Hydra overrides, given to every job): how ``mtsbench run``'s check
+    and the grid sweeper (``hydra/sweeper=grid``) name the jobs the check has composed.
+
+    >>> job_key(["seed=1", "hydra.sweep.dir=x", "ablate=tiers"], common=["hydra.sweep.dir=x"])
+    ('ablate=tiers', 'seed=1')
+    """
+    return tuple(sorted(o for o in overrides if o not in common))
 
 
 def current() -> Sweep:
