@@ -60,7 +60,8 @@ def tiers_by_cutoffs(attention: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
     >>> tiers_by_cutoffs(np.array([7.0, 4.0, 2.0, 0.1, np.nan]), np.array([5.0, 2.0, 0.5])).tolist()
     [0, 1, 1, 3, 0]
     """
-    ascending = _ascending(tuple(float(c) for c in cutoffs))
+    key = cutoffs if isinstance(cutoffs, tuple) else tuple(np.asarray(cutoffs, dtype=float).tolist())
+    ascending = _ascending(key)
     return (len(ascending) - np.searchsorted(ascending, attention, side="right")).astype(np.int8)
 
 
