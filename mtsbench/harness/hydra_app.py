@@ -130,7 +130,7 @@ def run_checked(run_dir: Path | None) -> None:
     Hydra raises it to here with ``HYDRA_FULL_ERROR=1`` (its documented switch, set only
     while the app runs). A write that fails is an ``OutputError`` (exit 2; for a single run
     ``run_dir`` gets ``failure.json``, see ``setup_failed``); a sweep's job that does not
-    compose (Hydra's basic sweeper composes every job before launching) exit 2; anything
+    compose (the sweeper composes each job the check did not before launching) exit 2; anything
     else exit 1."""
     import os
 
