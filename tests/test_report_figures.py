@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 
 from mtsbench.report.intervals import bootstrap
+from mtsbench.report.timeplots import by_tier
 
 
 def _mtsbench(*args, timeout=600):
@@ -135,3 +137,13 @@ def test_single_run_report_has_intervals_and_html(report, sweep, tmp_path):
     text = (run / "report.md").read_text()
     assert text.startswith("# mtsbench run report") and "## Intervals" in text
     assert "timeline_milk_allergy.png" in text and (run / "report.html").stat().st_size > 10000
+
+
+def test_tier_occupancy_frame_pads_rows_without_a_pandas_deprecation():
+    """Days before the store filled its last tier give shorter rows; the frame counts those
+    tiers 0 and is built without the ragged-rows deprecation (an error in pandas 4)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wide = by_tier([[5], [4, 2], [3, 2, 1]], [0.0, 1.0, 2.0])
+    assert wide.to_numpy().tolist() == [[5, 0, 0], [4, 2, 0], [3, 2, 1]]
+    assert wide.index.tolist() == [0.0, 1.0, 2.0]

@@ -225,8 +225,21 @@ def _occupancy(config: Config, scenario: str) -> pd.DataFrame | None:
     sizes = sizes[sizes["scenario"] == scenario]
     if sizes.empty:
         return None
-    wide = pd.DataFrame(sizes["sizes"].tolist(), index=sizes["t"].to_numpy() / DAY).fillna(0)
+    wide = by_tier(sizes["sizes"].tolist(), sizes["t"].to_numpy() / DAY)
     return wide.loc[~wide.index.duplicated(keep="last")]
+
+
+def by_tier(sizes: list, days) -> pd.DataFrame:
+    """Members per tier (columns) by day (index); a tier a row does not reach (the store had
+    not filled it yet) counts 0. The rows are padded before the frame is built: pandas
+    deprecates building one from rows of unequal length.
+
+    >>> by_tier([[3, 1], [3, 2, 4]], [0.5, 1.0]).to_numpy().tolist()
+    [[3.0, 1.0, 0.0], [3.0, 2.0, 4.0]]
+    """
+    width = max(map(len, sizes), default=0)
+    rows = [[*r, *[np.nan] * (width - len(r))] for r in sizes]
+    return pd.DataFrame(rows, index=days).fillna(0)
 
 
 def _largest_scenario(config: Config) -> str | None:
