@@ -62,7 +62,7 @@ def tiers_by_cutoffs(attention: np.ndarray, cutoffs: np.ndarray) -> np.ndarray:
     """
     key = cutoffs if isinstance(cutoffs, tuple) else tuple(np.asarray(cutoffs, dtype=float).tolist())
     ascending = _ascending(key)
-    return (len(ascending) - np.searchsorted(ascending, attention, side="right")).astype(np.int8)
+    return (len(ascending) - ascending.searchsorted(attention, side="right")).astype(np.int8)
 
 
 @functools.lru_cache(maxsize=64)

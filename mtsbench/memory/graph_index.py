@@ -70,7 +70,7 @@ import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .index import ExactTier, IdMap, IndexWork, walk_ef
-from .topk import pick, top_per_row
+from .topk import pick, run_starts, top_per_row
 
 faiss.omp_set_num_threads(1)
 
@@ -93,8 +93,11 @@ def _tally(gids: np.ndarray):
     if len(gids) == 1:
         return gids, np.ones(1, dtype=np.int64)
     g = np.sort(gids)
-    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    return g[starts], np.diff(np.r_[starts, len(g)])
+    starts = run_starts(g)
+    counts = np.empty(len(starts), dtype=np.int64)
+    counts[:-1] = starts[1:] - starts[:-1]
+    counts[-1] = len(g) - starts[-1]
+    return g[starts], counts
 
 
 def _in_tier(tier: int, in_tier: np.ndarray) -> np.ndarray:
@@ -504,7 +507,7 @@ class SharedGraphIndex:
         sims, gids = g.search(qs, kn, params=params)
         self.work_.add(distances=int(stats.ndis), graph_distances=int(stats.ndis), queries=len(qs))
         self.query_cost_ += 0.05 * (stats.ndis / len(qs) - self.query_cost_)
-        short = np.flatnonzero((gids < 0).any(axis=1))
+        short = (gids < 0).any(axis=1).nonzero()[0]
         if len(short):      # the filter cut the walk short: once more, wider
             params = faiss.SearchParametersHNSW(sel=bitmap.selector(g.ntotal), efSearch=4 * ef)
             stats.reset()
@@ -512,7 +515,7 @@ class SharedGraphIndex:
             self.work_.add(distances=int(stats.ndis), graph_distances=int(stats.ndis))
         walked_short = (gids < 0).any(axis=1)
         ids, sims = self._expand(gids, sims, k, bitmap)
-        short = np.flatnonzero(walked_short | (ids < 0).any(axis=1))
+        short = (walked_short | (ids < 0).any(axis=1)).nonzero()[0]
         if len(short):      # still short: scan the selected members instead
             ids[short], sims[short] = self._scan(qs[short], k, bitmap)
         return ids, sims
@@ -525,7 +528,7 @@ class SharedGraphIndex:
         found = gids >= 0
         nodes = np.maximum(gids, 0)
         one = np.where(found, self.mem_.a[nodes], -1)          # mem_ has a slot for every node
-        rows = np.flatnonzero((self.is_shared_[nodes] & found).any(axis=1))
+        rows = (self.is_shared_[nodes] & found).any(axis=1).nonzero()[0]
         if not len(rows) and gids.shape[1] == k:
             return one, np.where(found, sims.astype(float), -np.inf)
         ids = np.full((len(gids), k), -1, dtype=np.int64)
@@ -544,9 +547,9 @@ class SharedGraphIndex:
         and ascending within a node; the position in the row of each one's node). Only the
         nodes up to the one where the bitmap's counts reach k are expanded; a node given one
         memory stands for it (``one``), a shared node for its member list."""
-        found = np.flatnonzero(gids >= 0)
+        found = (gids >= 0).nonzero()[0]
         nodes = gids[found]
-        upto = int(np.searchsorted(np.cumsum(bitmap.count(nodes)), k)) + 1     # the nodes holding the first k
+        upto = int(bitmap.count(nodes).cumsum().searchsorted(k)) + 1     # the nodes holding the first k
         found, nodes = found[:upto], nodes[:upto]
         shared = self.is_shared_.a[nodes]
         m, at = one[found], found
@@ -554,9 +557,9 @@ class SharedGraphIndex:
             lists = [self.shared_[n] for n in nodes[shared].tolist()]
             sizes = np.ones(len(nodes), dtype=np.int64)
             sizes[shared] = [len(x) for x in lists]
-            at, m = np.repeat(found, sizes), np.repeat(m, sizes)
-            m[np.repeat(shared, sizes)] = np.fromiter(chain.from_iterable(lists), dtype=np.int64,
-                                                      count=int(sizes[shared].sum()))
+            at, m = found.repeat(sizes), m.repeat(sizes)
+            m[shared.repeat(sizes)] = np.fromiter(chain.from_iterable(lists), dtype=np.int64,
+                                                  count=int(sizes[shared].sum()))
         ok = self._holds(bitmap, m)
         return m[ok][:k], at[ok][:k]
 

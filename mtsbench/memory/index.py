@@ -189,7 +189,7 @@ class ExactTier:
         ids, sims = self.ids[: self.size], self.scan(qs)
         if self.size > k:       # selected on the float32 sims: the same order as their float64 values
             pos = np.sort(top_per_row(sims, k), axis=1)
-            ids, sims = ids[pos], pick(sims, pos)
+            return ids[pos], pick(sims, pos).astype(float)
         return np.broadcast_to(ids, sims.shape), sims.astype(float)
 
     def members(self) -> np.ndarray:

@@ -146,7 +146,7 @@ class TieredSearch:
         lo = self.relevance_weight * relevance
         hi = lo + self.attention_weight * attention.cap / 10.0
         threshold = kth_largest(lo, top) if len(lo) > top else -np.inf
-        need = np.flatnonzero(hi >= threshold)
+        need = (hi >= threshold).nonzero()[0]
         att = np.full(len(ids), np.nan)
         att[need] = attention.total(store, ids[need], now)
         scores = lo.copy()

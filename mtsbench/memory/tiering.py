@@ -42,6 +42,7 @@ import numpy as np
 from ..mechanisms.tiers import TierPolicy
 from .attention import HOUR, DualAttention
 from .store import MemoryStore
+from .topk import run_starts
 
 _STATE = ("long_v", "long_t", "long_s", "short_v", "short_t", "short_s", "recalls", "parts")
 
@@ -127,7 +128,7 @@ class Tiering:
         keys = np.floor(due[finite] / self.bucket).astype(np.int64)
         order = np.argsort(keys, kind="stable")
         keys, members = keys[order], ids[finite][order]
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        starts = run_starts(keys)
         ends = [*starts[1:].tolist(), len(keys)]
         for key, start, end in zip(keys[starts].tolist(), starts.tolist(), ends):
             self._file(key, members[start:end])

@@ -70,9 +70,9 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
     bound = lower_bounds(scores[None, :], k)
     if bound is None:
         neg = -scores
-        candidates = np.flatnonzero(neg <= np.partition(neg, k - 1)[k - 1])
+        candidates = (neg <= np.partition(neg, k - 1)[k - 1]).nonzero()[0]
     else:
-        candidates = np.flatnonzero(scores >= bound[0])
+        candidates = (scores >= bound[0]).nonzero()[0]
     return candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
 
 
@@ -91,7 +91,7 @@ def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
         return np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")[:, :k]
     bound = lower_bounds(scores, k)
     if bound is not None and rows_n == 1:       # one row (a single query): no row bookkeeping
-        cols = np.flatnonzero(scores[0] >= bound[0])
+        cols = (scores[0] >= bound[0]).nonzero()[0]
         return cols[np.argsort(-scores[0, cols], kind="stable")[:k]][None, :]
     if bound is None:
         neg = -np.asarray(scores, dtype=float)
@@ -100,7 +100,7 @@ def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
         rows, cols = np.nonzero(scores >= bound[:, None])
     order = np.lexsort((cols, -scores[rows, cols], rows))
     rows, cols = rows[order], cols[order]
-    within = np.arange(len(rows)) - np.searchsorted(rows, np.arange(rows_n))[rows]
+    within = np.arange(len(rows)) - rows.searchsorted(np.arange(rows_n))[rows]
     return cols[within < k].reshape(rows_n, k)
 
 
@@ -113,3 +113,17 @@ def pick(values: np.ndarray, cols: np.ndarray) -> np.ndarray:
     [[0.9, 0.5], [0.4, 0.3]]
     """
     return values[np.arange(len(cols))[:, None], cols]
+
+
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal values begins in ``values`` (1-D): 0 and every i with
+    values[i] != values[i - 1]. The same as ``np.flatnonzero(np.r_[True, values[1:] !=
+    values[:-1]])`` without ``np.r_``, whose Python costs more than the comparison.
+
+    >>> run_starts(np.array([3, 3, 5, 7, 7])).tolist(), run_starts(np.array([], dtype=int)).tolist()
+    ([0, 2, 3], [])
+    """
+    new = np.empty(len(values), dtype=bool)
+    new[:1] = True
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return new.nonzero()[0]
