@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from mtsbench.mechanisms.arousal import Knn, Radius
 from mtsbench.mechanisms.decay import Exponential, NoDecay
 from mtsbench.memory.attention import DualAttention
-from mtsbench.memory.graph_index import SharedGraphIndex, unit
+from mtsbench.memory.graph_index import SharedGraphIndex, _tally, unit
 from mtsbench.memory.index import ExactTier
 from mtsbench.memory.retrieval import TieredSearch
 from mtsbench.memory.topk import rank, top_per_row
@@ -358,3 +358,13 @@ def test_distinct_vectors_enter_the_graph_in_the_order_given():
     idx = SharedGraphIndex(dim=8, n_tiers=2, exact_below=10, M=4)
     idx.add(1, np.arange(400), unit_rows(400, 8, 11))
     assert idx.gid_[np.arange(400)].tolist() == list(range(400))
+
+
+@settings(max_examples=200, deadline=None)
+@given(gids=st.lists(st.integers(0, 12), min_size=1, max_size=40))
+def test_tally_is_np_unique_with_counts(gids):
+    """A bitmap's per-node counts: the distinct graph ids ascending and how often each occurs."""
+    nodes, n = _tally(np.array(gids, dtype=np.int64))
+    expected_nodes, expected_n = np.unique(gids, return_counts=True)
+    assert nodes.tolist() == expected_nodes.tolist() and n.tolist() == expected_n.tolist()
+    assert n.dtype == np.int64

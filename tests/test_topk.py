@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtsbench.memory.index import ExactTier
-from mtsbench.memory.topk import BLOCK, kth_largest, lower_bounds, rank, top_per_row
+from mtsbench.memory.topk import BLOCK, kth_largest, lower_bounds, rank, run_starts, top_per_row
 
 
 @st.composite
@@ -79,3 +79,11 @@ def test_tiers_by_cutoffs_counts_the_cutoffs_strictly_above(attention, cutoffs):
     a, c = np.array(attention, dtype=float), np.array(cutoffs, dtype=float)
     expected = [sum(x < y for y in cutoffs) for x in attention]        # NaN compares False
     assert tiers_by_cutoffs(a, c).tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(-3, 3), max_size=40))
+def test_run_starts_are_where_a_sorted_arrays_values_change(values):
+    v = np.sort(np.array(values, dtype=np.int64))
+    expected = np.flatnonzero(np.r_[True, v[1:] != v[:-1]]) if len(v) else np.zeros(0, dtype=np.int64)
+    assert run_starts(v).tolist() == expected.tolist()
