@@ -56,8 +56,9 @@ def resolve(spec: str):
 
 
 def places(target, modules: tuple[str, ...] = ()) -> list[tuple[object, str]]:
-    """Every (module or class, attribute name) of mtsbench and of ``modules`` (the NEW sides'
-    own: an old copy of a module calls the other functions swapped too) that holds ``target``."""
+    """Every (module or class, attribute name) of mtsbench and of ``modules`` that holds
+    ``target``. ``modules``: other NEW sides' modules (an old copy of a module calls the
+    functions of the other pairs, which must be swapped there too)."""
     found = []
     for mod_name, mod in list(sys.modules.items()):
         if mod is None or not (mod_name.startswith("mtsbench") or mod_name in modules):
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", default="probes", choices=["probes", "reply"])
     parser.add_argument("--block", type=int, default=10, help="steps per block (default 10)")
     args = parser.parse_args(argv)
-    pairs = [swap.partition("=") for swap in args.swaps]
+    pairs = [given.partition("=") for given in args.swaps]
     for given, (_, sep, _) in zip(args.swaps, pairs):
         if not sep:
             parser.error(f"{given!r}: expected OLD=NEW")
@@ -122,13 +123,15 @@ def main(argv: list[str] | None = None) -> int:
                 for (spec, _, _), found in zip(pairs, where):
                     if not found:
                         raise SystemExit(f"ab_steps: nothing in mtsbench's modules holds {spec}")
-            for b, variant in enumerate(blocks):
-                variant ^= flip
-                swap(where, (olds, news)[variant])
-                started = time.perf_counter()
-                case.run(steps[b * args.block:(b + 1) * args.block])
-                seconds[variant, b] = time.perf_counter() - started
-            swap(where, olds)
+            try:
+                for b, variant in enumerate(blocks):
+                    variant ^= flip
+                    swap(where, (olds, news)[variant])
+                    started = time.perf_counter()
+                    case.run(steps[b * args.block:(b + 1) * args.block])
+                    seconds[variant, b] = time.perf_counter() - started
+            finally:
+                swap(where, olds)       # the OLDs back, also when a step raised
             del case
             gc.collect()
     a, b = (np.array([seconds[v, i] for i in range(len(blocks))]) for v in (0, 1))
