@@ -30,6 +30,7 @@ from ..config.overrides import chooses_option, has_key, parse, sweep_needs_m
 from ..config.search import groups, hydra_group_options, split_config_dirs
 from ..errors import ConfigError
 from ..tune import check as tune_check
+from .sweep import job_key
 
 SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
 
@@ -90,11 +91,9 @@ def check_run(argv: Sequence[str], checked: set | None = None) -> DictConfig | N
     _check_sweep_size(cfg, sizes)             # before listing the jobs: range(0,10000000000) would fill memory
     axes = {key: [f"{key}={v}" for v in _swept(o, p, known, dirs)] if p.is_sweep_override() else [o]
             for key, (o, p) in chosen.items()}
-    composed = {tuple(sorted(first))}
+    composed = {job_key(first)}
     _check_sweep(cfg, axes, first, dirs, composed)
     if checked is not None:
-        from .sweep import job_key
-
         common = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()
                   and o.lstrip("+~").startswith(("hydra.", "hydra/"))]
         checked.update(job_key(job, common) for job in composed)
@@ -142,17 +141,17 @@ def _check_study(cfg: DictConfig, overrides: list[str], extra_dirs: Sequence[str
     bases: dict[tuple[str, ...], DictConfig] = {}
     composed: set[tuple[str, ...]] = set()
     for base, job in tune_check.jobs(tune_check.space_of(cfg, overrides), overrides):
-        if tuple(sorted(job)) in composed:
+        if job_key(job) in composed:
             continue
         changed = sorted(set(job) - set(base))
         if len(changed) == 1 and len(job) == len(base):
             if base not in bases:
                 bases[base] = _compose(list(base), extra_dirs, keep=True)
-                composed.add(tuple(sorted(base)))
+                composed.add(job_key(base))
             if _value_checked(bases[base], list(base), changed[0], known, extra_dirs):
-                composed.add(tuple(sorted(job)))
+                composed.add(job_key(job))
                 continue
-        composed.add(tuple(sorted(job)))
+        composed.add(job_key(job))
         _compose(list(job), extra_dirs)
     return cfg
 
@@ -223,14 +222,14 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
     across nodes: ``system=bm25`` with ``retrieval=hybrid``). A sweep of N values of one
     key costs N compositions, not one per job. ``composed``: the jobs composed (each its
-    overrides, sorted), ``first``'s already; those composed here are added."""
+    ``job_key``), ``first``'s already; those composed here are added."""
     known = groups(extra_dirs)
     lists = list(axes.values())
     base = [values[0] for values in lists]
 
     def composing(job: list[str]) -> None:
-        if tuple(sorted(job)) not in composed:
-            composed.add(tuple(sorted(job)))
+        if job_key(job) not in composed:
+            composed.add(job_key(job))
             _compose(job, extra_dirs)
 
     for i, values in enumerate(lists):
