@@ -141,9 +141,11 @@ print(code, *seen, sep="\\n")
 
 
 def test_the_sweeper_composes_only_the_jobs_the_check_did_not(tmp_path):
-    """``mtsbench run``'s check composed each ablation (the seed at its first value); the grid
-    sweeper composes the other jobs before launching (a seed is a value, checked on a copy of
-    a config), as Hydra's basic sweeper composed every job; the jobs are the basic sweeper's."""
+    """``mtsbench run``'s check composed each ablation (the seed at its first value); the other
+    jobs (a seed is a value, checked on a copy of a config) are composed before launching by
+    the local launcher, in its lanes, so the sweep's own process composes none of them; a
+    launcher without that (Hydra's basic sweeper here composes every job) leaves them to
+    the sweeper, as Hydra's basic sweeper composed every job; the jobs are the basic sweeper's."""
     import subprocess
     import sys
 
@@ -156,11 +158,51 @@ def test_the_sweeper_composes_only_the_jobs_the_check_did_not(tmp_path):
         return done.stdout.splitlines()[1:], json.loads((out / "jobs.json").read_text())
 
     composed, jobs = sweep()
-    assert composed == ["ablate=none seed=1 scenarios=[milk_allergy]", "ablate=tiers seed=1 scenarios=[milk_allergy]"]
+    assert composed == []
     assert [j["overrides"] for j in jobs] == [[f"ablate={a}", f"seed={s}", "scenarios=[milk_allergy]"]
                                               for a in ("none", "tiers") for s in (0, 1)]
     every, basic_jobs = sweep("hydra/sweeper=basic")
     assert basic_jobs == jobs and len(every) == 4
+
+
+class _Inline:
+    """An executor running each task at once, in this process (a lane without a worker)."""
+
+    def __init__(self, lane: int, seen: list) -> None:
+        self.lane, self.seen = lane, seen
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        future = Future()
+        try:
+            future.set_result(fn(self.lane, *args))
+        except Exception as e:  # noqa: BLE001 - the future holds it, as a worker's does
+            future.set_exception(e)
+        return future
+
+
+def test_the_lanes_compose_every_job_first_and_raise_the_first_that_fails(monkeypatch):
+    """Job ``num`` of a batch from ``first`` is composed in lane (num - first) mod n; all are
+    composed before the first failure (in job order) is raised."""
+    from hydra_plugins.mtsbench_launcher import progress_joblib
+
+    seen: list = []
+
+    def composing(lane, num, overrides):
+        seen.append((lane, num))
+        if overrides == ["bad"]:
+            raise ValueError(f"job {num} does not compose")
+
+    monkeypatch.setattr(progress_joblib, "_lane_compose", composing)
+    lanes = progress_joblib._Lanes(2, start=())
+    lanes.executors = [_Inline(0, seen), _Inline(1, seen)]
+    lanes.compose([(5, ["ok"]), (6, ["ok"]), (7, ["ok"])], first=5)
+    assert seen == [(0, 5), (1, 6), (0, 7)]
+    seen.clear()
+    with pytest.raises(ValueError, match="job 3 does not compose"):
+        lanes.compose([(2, ["ok"]), (3, ["bad"]), (4, ["bad"]), (7, ["ok"])], first=1)
+    assert seen == [(1, 2), (0, 3), (1, 4), (0, 7)]
 
 
 def test_the_grid_lists_jobs_as_hydras_basic_sweeper_does():

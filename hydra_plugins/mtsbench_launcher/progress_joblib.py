@@ -25,6 +25,17 @@ Hydra state (its plugins discovered once) is kept from job to job. Each job has 
 compose its own config (``ConfigLoader.load_sweep_config``, as Hydra's joblib launcher does;
 its ``.hydra/`` as ever). Only Hydra's public plugin interface is used (``Launcher``,
 ``hydra.core.utils.run_job``, ``Singleton`` state, the context's ``ConfigLoader``).
+
+The jobs ``mtsbench run`` has not composed and checked (``mtsbench.harness.sweep.Sweep.checked``:
+the values of a swept key, ``seed=range(0,100)``) are composed here before any job of the
+batch starts, in the lanes at once (the batch's i-th job in lane i mod n_jobs: ``_Lanes.compose``),
+in place of Hydra's sweeper composing each in ``mtsbench run``'s process
+(``Sweeper.validate_batch_is_legal``, skipped for this launcher: ``COMPOSES_UNCHECKED``): the
+first job in order that does not compose stops the sweep with the error Hydra's sweeper
+raises, before ``jobs.json`` and before any job starts. The jobs then start in order, each
+in the next free lane: a lane keeps up to ``KEEP_COMPOSED`` of the configs it composed
+(``Lane.composed``) and runs a job on its kept config (composed once, not twice); a job
+composed in another lane (or whose lane's worker was replaced) is composed again.
 """
 
 from __future__ import annotations
@@ -41,12 +52,17 @@ from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 
 STOP_GRACE = 30.0      # seconds a stopped sweep waits for its running jobs to write what they did
 JOB_LOCK_WAIT = 10.0   # seconds a job waits for its folder's lock (held by a dying worker of a killed sweep)
+KEEP_COMPOSED = 64     # configs a lane keeps from its compositions before the jobs start (~0.5 MB each)
 
 
 class ProgressJoblibLauncher(JoblibLauncher):
     """Hydra's joblib launcher made to survive a dead worker (see the module docstring)."""
 
+    COMPOSES_UNCHECKED = True      # composes the jobs mtsbench run has not checked before any starts
+
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[Any]:
+        from hydra.core.singleton import Singleton
+
         from mtsbench.harness.progress import step_bar
 
         from mtsbench.harness import sweep
@@ -54,38 +70,37 @@ class ProgressJoblibLauncher(JoblibLauncher):
         # a dead worker's executor leaves a semaphore behind: not the user's concern at exit
         os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
         state = sweep.current()                  # the `mtsbench run` command's sweep
-        sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, state)
         n_jobs = _lanes(self.joblib.get("n_jobs"), len(job_overrides))
-        skip = {num for num, o in jobs if state.resume is not None and sweep.finished(self._job_dir(num, o))}
-        sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}", state)
-        results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
-        with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
-            self._run_lanes([(n, o) for n, o in jobs if n not in skip], n_jobs, results, bar, state)
+        lanes = _Lanes(n_jobs, (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid()))
+        try:
+            lanes.compose([(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)
+                          if sweep.job_key(o) not in state.checked], initial_job_idx)
+            sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, state)
+            skip = {num for num, o in jobs if state.resume is not None and sweep.finished(self._job_dir(num, o))}
+            sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}", state)
+            results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
+            with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
+                self._run_lanes([(n, o) for n, o in jobs if n not in skip], lanes, results, bar, state)
+        except BaseException:
+            lanes.close(kill=True)
+            raise
+        lanes.close()
         return [results[num] for num, _ in jobs]
 
-    def _run_lanes(self, todo: list[tuple[int, list[str]]], n_jobs: int, results: dict, bar, state) -> None:
+    def _run_lanes(self, todo: list[tuple[int, list[str]]], lanes: "_Lanes", results: dict, bar, state) -> None:
+        """Run ``todo`` in ``lanes``, in order, each job in the next free lane."""
         from concurrent.futures.process import BrokenProcessPool
-
-        from hydra.core.singleton import Singleton
-        from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
         from mtsbench.outputs.folder_lock import FolderBusy
 
-        start = (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid())
-        lanes: list = [None] * n_jobs
-        pids: list = [None] * n_jobs              # each lane's worker's PID (a future), for _stop
         running: dict = {}                         # future -> (lane, num, overrides)
         todo = list(todo)
         try:
             while todo or running:
-                for lane in range(n_jobs):
+                for lane in range(len(lanes)):
                     if todo and lane not in {v[0] for v in running.values()}:
-                        if lanes[lane] is None:
-                            lanes[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=start)
-                            pids[lane] = lanes[lane].submit(os.getpid)
                         num, overrides = todo.pop(0)
-                        future = lanes[lane].submit(_lane_job, num, overrides)
-                        running[future] = (lane, num, overrides)
+                        running[lanes.submit(lane, _lane_job, num, overrides)] = (lane, num, overrides)
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
                     lane, num, overrides = running.pop(future)
@@ -95,20 +110,13 @@ class ProgressJoblibLauncher(JoblibLauncher):
                         results[num] = self._busy(num, overrides, e, state)
                     except BrokenProcessPool as e:     # the worker died: its lane gets a fresh one
                         results[num] = self._worker_died(num, overrides, e)
-                        lanes[lane].shutdown(wait=False, kill_workers=True)
-                        lanes[lane] = pids[lane] = None
+                        lanes.renew(lane)
                     except Exception as e:  # noqa: BLE001 - Hydra could not start the job: the lane goes on
                         results[num] = self._worker_died(num, overrides, e)
                     bar.update(1)
         except BaseException:                      # SIGINT / SIGTERM: stop the running jobs, keep what they did
-            _stop(pids, running)
-            for executor in lanes:
-                if executor is not None:
-                    executor.shutdown(wait=False, kill_workers=True)
+            _stop(lanes.pids, running)
             raise
-        for executor in lanes:
-            if executor is not None:
-                executor.shutdown(wait=True)
 
     def _job_dir(self, num: int, overrides: list[str]) -> Path:
         """The directory Hydra gives job ``num`` (``hydra.sweep.dir`` / ``hydra.sweep.subdir``);
@@ -146,6 +154,49 @@ class ProgressJoblibLauncher(JoblibLauncher):
         reason = (f"the worker process running job {num} died (exit code {code.group(1).strip()})" if code
                   else f"the worker process running job {num} failed: {one_line(error)}")
         return sweep.worker_died(num, overrides, self._job_dir(num, overrides), reason)
+
+
+class _Lanes:
+    """The sweep's lanes: lane i is a one-worker loky executor, started at its first task
+    (``_start_lane``, with ``start``: what every job shares) and kept from task to task."""
+
+    def __init__(self, n: int, start: tuple) -> None:
+        self.start = start
+        self.executors: list = [None] * n
+        self.pids: list = [None] * n              # each lane's worker's PID (a future), for _stop
+
+    def __len__(self) -> int:
+        return len(self.executors)
+
+    def submit(self, lane: int, fn, *args):
+        from joblib.externals.loky.process_executor import ProcessPoolExecutor
+
+        if self.executors[lane] is None:
+            self.executors[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=self.start)
+            self.pids[lane] = self.executors[lane].submit(os.getpid)
+        return self.executors[lane].submit(fn, *args)
+
+    def compose(self, jobs: list[tuple[int, list[str]]], first: int) -> None:
+        """Compose each of ``jobs`` (number, overrides; ``first``: the batch's first number)
+        in a lane, job ``num`` in lane (num - first) mod n, where it starts when the batch's
+        jobs take turns in the lanes; all before any job starts. Raises the error of the
+        first job in order that does not compose (a worker that died: its ``BrokenProcessPool``)."""
+        futures = {self.submit((num - first) % len(self), _lane_compose, num, overrides): num
+                   for num, overrides in jobs}
+        wait(list(futures))
+        failed = [(num, f.exception()) for f, num in futures.items() if f.exception() is not None]
+        if failed:
+            raise min(failed, key=lambda e: e[0])[1]
+
+    def renew(self, lane: int) -> None:
+        """Lane ``lane``'s worker died: the lane starts a fresh one at its next task."""
+        self.executors[lane].shutdown(wait=False, kill_workers=True)
+        self.executors[lane] = self.pids[lane] = None
+
+    def close(self, kill: bool = False) -> None:
+        for executor in self.executors:
+            if executor is not None:
+                executor.shutdown(wait=not kill, kill_workers=kill)
 
 
 def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
@@ -213,7 +264,9 @@ def _lane_job(num: int, overrides: list[str]):
     lane = sweep.lane()
     setup_globals()
     Singleton.set_state(lane.state)
-    config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
+    config = lane.composed.pop(num, None)      # composed here before the jobs started (_lane_compose)
+    if config is None:
+        config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
     # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
     where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
     job_dir = None if None in where else sweep.job_dir(config)
@@ -231,6 +284,23 @@ def _lane_job(num: int, overrides: list[str]):
             folder_lock.release(job_dir)
     ret.cfg = ret.hydra_cfg = None
     return ret
+
+
+def _lane_compose(num: int, overrides: list[str]) -> None:
+    """Job ``num``'s config composed in this lane's worker before any job starts (what Hydra
+    raises if it does not compose, raised); kept for the job while the lane holds fewer
+    than ``KEEP_COMPOSED``."""
+    from hydra.core.singleton import Singleton
+    from hydra.core.utils import setup_globals
+
+    from mtsbench.harness import sweep
+
+    lane = sweep.lane()
+    setup_globals()
+    Singleton.set_state(lane.state)
+    config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
+    if len(lane.composed) < KEEP_COMPOSED:
+        lane.composed[num] = config
 
 
 def _compose(loader, sweep_config, num: int, overrides: list[str]):

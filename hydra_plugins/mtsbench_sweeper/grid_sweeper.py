@@ -14,7 +14,8 @@ API); those jobs (``mtsbench.harness.sweep.Sweep.checked``) are not composed aga
 composition costs about 0.3 s: a 16-job ablation sweep composed every job twice in
 ``mtsbench run``'s process before the first job started. Jobs not checked (a value of a
 swept key, checked on a copy of a config: ``seed=range(0,100)``) are composed as Hydra's
-basic sweeper composes them. Only Hydra's public plugin interface is used (``Sweeper``, its
+basic sweeper composes them, or by the launcher when it composes them itself before any job
+starts (``hydra/launcher=local``: in its worker processes, each job then composed once). Only Hydra's public plugin interface is used (``Sweeper``, its
 ``validate_batch_is_legal``, the ``OverridesParser``; the launcher from ``Plugins``).
 """
 
@@ -62,9 +63,13 @@ class GridSweeper(Sweeper):
         return returns
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
-        """Compose the jobs of ``batch`` that ``mtsbench run`` has not composed and checked."""
+        """Compose the jobs of ``batch`` that ``mtsbench run`` has not composed and checked,
+        unless the launcher composes those itself before any starts (``COMPOSES_UNCHECKED``:
+        ``hydra/launcher=local``, in its worker processes)."""
         from mtsbench.harness import sweep
 
+        if getattr(self.launcher, "COMPOSES_UNCHECKED", False):
+            return
         checked = sweep.current().checked
         super().validate_batch_is_legal([job for job in batch if sweep.job_key(job) not in checked])
 

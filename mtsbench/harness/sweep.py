@@ -73,6 +73,7 @@ class Lane:
     config: Any
     task_function: Any
     state: Any                      # Hydra's ``Singleton`` state
+    composed: dict = field(default_factory=dict)   # job number -> its config, composed before the jobs started
 
 
 _RUNNING: ContextVar[Sweep] = ContextVar("mtsbench_sweep")     # set only by ``running``
