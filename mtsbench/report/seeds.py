@@ -81,9 +81,10 @@ def intervals(config: Config, rows: pd.DataFrame) -> dict:
     frames = [data.metrics(j) for j in config.jobs]
     out = {}
     groups = {"pass_rate": [passed(f) for f in frames]}
+    probes = [_probes(f) for f in frames]
     for column in probe_metrics(*cuts(config.jobs)):
-        groups[column] = [pd.to_numeric(_probes(f).get(column, pd.Series(dtype=float)), errors="coerce").to_numpy()
-                          for f in frames]
+        groups[column] = [pd.to_numeric(p.get(column, pd.Series(dtype=float)), errors="coerce").to_numpy()
+                          for p in probes]
     for column in RUN_METRICS:
         groups[column] = [[v] for v in pd.to_numeric(rows[column], errors="coerce")]
     for column, values in groups.items():
