@@ -85,14 +85,36 @@ def _restore_signals(previous: list) -> None:
 
 
 def _run_main(argv: list[str]) -> int:
-    from .harness import sweep
-    from .config.search import searching, split_config_dirs, user_dirs
-    from .harness.preflight import check_run
-
     if argv[:1] in (["-sc"], ["--shell-completion"]) or (argv and argv[0].startswith("--shell-completion=")):
         from .completion import completion_main   # mtsbench run -sc install=bash: the same script
 
         return completion_main(argv, list(COMMANDS))
+    workers = _lane_workers(argv)
+    try:
+        return _check_and_run(argv, workers)
+    finally:
+        for executor in workers:          # those the sweep's launcher did not adopt
+            executor.shutdown(wait=False, kill_workers=True)
+
+
+def _lane_workers(argv: list[str]) -> list:
+    """For a sweep (``-m``) on the default launcher, its lanes' workers started now, while the
+    command is checked (``hydra_plugins.mtsbench_launcher.progress_joblib.prestart``); else []."""
+    from .harness import sweep
+
+    if not ({"-m", "--multirun"} & set(argv)) or sweep.launcher_choice(argv) not in (None, "local"):
+        return []
+    from hydra_plugins.mtsbench_launcher.progress_joblib import prestart
+
+    return prestart()
+
+
+def _check_and_run(argv: list[str], workers: list) -> int:
+    """``mtsbench run ARGV``: checked (``check_run``), then run by Hydra; ``workers``: lane
+    workers started for a sweep's launcher to adopt (``_lane_workers``)."""
+    from .harness import sweep
+    from .config.search import searching, split_config_dirs, user_dirs
+    from .harness.preflight import check_run
 
     try:   # every job's config checked before Hydra launches anything
         argv, resume = _resume(argv)
@@ -118,7 +140,7 @@ def _run_main(argv: list[str]) -> int:
     from .harness.hydra_app import app, run_checked, sigterm_interrupts
 
     sys.argv = ["mtsbench", *without_dirs, *pinned]
-    state = sweep.Sweep(resume=resume, checked=frozenset(checked))   # this command's sweep only
+    state = sweep.Sweep(resume=resume, checked=frozenset(checked), workers=workers)   # this command's sweep only
     try:
         with sigterm_interrupts(), searching(dirs), sweep.running(state):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line

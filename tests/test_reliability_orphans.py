@@ -297,3 +297,32 @@ def test_a_sweep_killed_and_resumed_three_times_ends_as_an_uninterrupted_one(cli
     want, got = _files(tmp_path / "a" / "sw"), _files(sweep)
     assert sorted(got) == sorted(want)
     assert [name for name in want if got[name] != want[name]] == []
+
+
+def _lane_workers_below(pid: int) -> set[int]:
+    """Live loky worker processes below ``pid`` (not loky's resource tracker, kept for the process's life)."""
+    def worker(p: int) -> bool:
+        try:
+            return b"popen_loky" in Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            return False
+    return {p for p in _descendants(pid) if worker(p)}
+
+
+def test_a_sweep_the_check_refuses_leaves_none_of_its_early_workers(monkeypatch, capsys):
+    """The lanes' workers started while a sweep is checked (``prestart``) are stopped when the
+    check refuses it: none is left running below ``mtsbench run``'s process."""
+    from hydra_plugins.mtsbench_launcher import progress_joblib
+
+    from mtsbench.cli import main
+
+    started = []
+    original = progress_joblib.prestart
+    monkeypatch.setattr(progress_joblib, "prestart", lambda *a: started.extend(original(*a)) or started)
+    assert not _lane_workers_below(os.getpid())
+    assert main(["run", "-m", "ablate=none,tierz"]) == 2
+    assert "did you mean 'tiers'?" in capsys.readouterr().err and len(started) == progress_joblib.PRESTART
+    end = time.monotonic() + DEATH_WAIT
+    while _lane_workers_below(os.getpid()) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _lane_workers_below(os.getpid())

@@ -5,6 +5,7 @@ sweeper; Hydra is used through its public API only (``hydra.main``, a sweeper pl
 launcher plugin)."""
 
 import json
+import os
 
 import pytest
 from omegaconf import OmegaConf, open_dict
@@ -180,6 +181,27 @@ class _Inline:
         except Exception as e:  # noqa: BLE001 - the future holds it, as a worker's does
             future.set_exception(e)
         return future
+
+
+def test_the_lanes_adopt_the_workers_started_before_hydra():
+    """The workers started while the command was checked become the first lanes, each given
+    what the jobs share as its first task; those beyond the lanes are left to the command."""
+    from hydra_plugins.mtsbench_launcher import progress_joblib
+
+    class Recording:
+        def __init__(self):
+            self.tasks = []
+
+        def submit(self, fn, *args):
+            self.tasks.append((fn, args))
+
+    started = [Recording(), Recording(), Recording()]
+    first, second, third = started
+    lanes = progress_joblib._Lanes(2, start=("context", "config", "task", "state"), adopt=started)
+    assert lanes.executors == [first, second] and started == [third]
+    for worker in (first, second):
+        assert [fn for fn, _ in worker.tasks] == [os.getpid, progress_joblib._set_lane]
+        assert worker.tasks[1][1] == ("context", "config", "task", "state")
 
 
 def test_the_lanes_compose_every_job_first_and_raise_the_first_that_fails(monkeypatch):

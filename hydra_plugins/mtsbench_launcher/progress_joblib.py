@@ -18,8 +18,12 @@ DIR is not run again. SIGINT or SIGTERM stops the sweep: running jobs are asked 
 (``never started`` in the report), and the interrupt goes on to ``mtsbench run``.
 Of the joblib options only ``n_jobs`` applies.
 
-What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
-Hydra's global state) is sent to a lane's worker once, when it starts (``_start_lane``),
+The lanes' workers start before Hydra does: ``mtsbench run`` starts ``PRESTART`` of them
+(``prestart``; each runs ``_start_worker``: bound to die with ``mtsbench run``, the jobs'
+imports made) as soon as it reads a ``-m`` command for this launcher, so that their start
+overlaps the command's check; the launcher adopts as many as it has lanes and stops the
+others (``mtsbench run`` stops them if no sweep starts). What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
+Hydra's global state) is sent to a lane's worker once, as its first task (``_set_lane``),
 not with every job: a job is its number and overrides (``_lane_job``), and the worker's
 Hydra state (its plugins discovered once) is kept from job to job. Each job has Hydra
 compose its own config (``ConfigLoader.load_sweep_config``, as Hydra's joblib launcher does;
@@ -53,6 +57,7 @@ from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
 STOP_GRACE = 30.0      # seconds a stopped sweep waits for its running jobs to write what they did
 JOB_LOCK_WAIT = 10.0   # seconds a job waits for its folder's lock (held by a dying worker of a killed sweep)
 KEEP_COMPOSED = 64     # configs a lane keeps from its compositions before the jobs start (~0.5 MB each)
+PRESTART = 2           # workers started while mtsbench run checks a -m command (this launcher's default n_jobs)
 
 
 class ProgressJoblibLauncher(JoblibLauncher):
@@ -71,7 +76,10 @@ class ProgressJoblibLauncher(JoblibLauncher):
         os.environ.setdefault("PYTHONWARNINGS", "ignore:resource_tracker:UserWarning")
         state = sweep.current()                  # the `mtsbench run` command's sweep
         n_jobs = _lanes(self.joblib.get("n_jobs"), len(job_overrides))
-        lanes = _Lanes(n_jobs, (self.hydra_context, self.config, self.task_function, Singleton.get_state(), os.getpid()))
+        lanes = _Lanes(n_jobs, (self.hydra_context, self.config, self.task_function, Singleton.get_state()),
+                       adopt=state.workers)
+        while state.workers:                     # started for more lanes than this sweep runs
+            state.workers.pop().shutdown(wait=False, kill_workers=True)
         try:
             lanes.compose([(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)
                           if sweep.job_key(o) not in state.checked], initial_job_idx)
@@ -157,23 +165,28 @@ class ProgressJoblibLauncher(JoblibLauncher):
 
 
 class _Lanes:
-    """The sweep's lanes: lane i is a one-worker loky executor, started at its first task
-    (``_start_lane``, with ``start``: what every job shares) and kept from task to task."""
+    """The sweep's lanes: lane i is a one-worker loky executor, one of ``adopt`` (workers
+    started by ``prestart``, taken from that list) or started at its first task, kept from
+    task to task; its first task is ``_set_lane`` (``start``: what every job shares)."""
 
-    def __init__(self, n: int, start: tuple) -> None:
+    def __init__(self, n: int, start: tuple, adopt: list | None = None) -> None:
         self.start = start
         self.executors: list = [None] * n
         self.pids: list = [None] * n              # each lane's worker's PID (a future), for _stop
+        for lane in range(min(n, len(adopt or []))):
+            self._begin(lane, adopt.pop(0))
 
     def __len__(self) -> int:
         return len(self.executors)
 
-    def submit(self, lane: int, fn, *args):
-        from joblib.externals.loky.process_executor import ProcessPoolExecutor
+    def _begin(self, lane: int, executor) -> None:
+        self.executors[lane] = executor
+        self.pids[lane] = executor.submit(os.getpid)
+        executor.submit(_set_lane, *self.start)
 
+    def submit(self, lane: int, fn, *args):
         if self.executors[lane] is None:
-            self.executors[lane] = ProcessPoolExecutor(max_workers=1, initializer=_start_lane, initargs=self.start)
-            self.pids[lane] = self.executors[lane].submit(os.getpid)
+            self._begin(lane, _worker())
         return self.executors[lane].submit(fn, *args)
 
     def compose(self, jobs: list[tuple[int, list[str]]], first: int) -> None:
@@ -199,19 +212,43 @@ class _Lanes:
                 executor.shutdown(wait=not kill, kill_workers=kill)
 
 
-def _start_lane(hydra_context, config, task_function, singleton_state, parent: int) -> None:
+def prestart(n: int = PRESTART) -> list:
+    """``n`` lane workers started now (each a one-worker loky executor; ``_start_worker``),
+    for the launcher of the sweep about to start to adopt (``_Lanes``); the caller stops
+    those it does not adopt."""
+    return [_worker() for _ in range(n)]
+
+
+def _worker():
+    """A one-worker loky executor whose worker starts now (``_start_worker``)."""
+    from joblib.externals.loky.process_executor import ProcessPoolExecutor
+
+    executor = ProcessPoolExecutor(max_workers=1, initializer=_start_worker, initargs=(os.getpid(),))
+    executor.submit(int)        # loky starts its worker at the first task
+    return executor
+
+
+def _start_worker(parent: int) -> None:
     """A lane's worker process starting: bound to die with ``mtsbench run`` (PID ``parent``:
-    ``_die_with``), and keeping what every job of the sweep shares, sent once, in
-    ``mtsbench.harness.sweep.start_lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    ``_die_with``), what every job imports imported, once."""
     import gc
 
     from mtsbench.harness import runner  # noqa: F401 - what every job imports: once, then frozen
-    from mtsbench.harness import sweep
 
     _die_with(parent)
     gc.freeze()             # the imports out of the collector's way (a job collects far less)
+
+
+def _set_lane(hydra_context, config, task_function, singleton_state) -> None:
+    """A lane's first task: what every job of the sweep shares, kept in
+    ``mtsbench.harness.sweep.start_lane`` (not here: Hydra's plugin discovery executes this module again)."""
+    import gc
+
+    from mtsbench.harness import sweep
+
     sweep.start_lane(sweep.Lane(hydra_context=hydra_context, config=config, task_function=task_function,
                                 state=singleton_state))
+    gc.freeze()
 
 
 def _die_with(parent: int) -> None:

@@ -59,6 +59,7 @@ class Sweep:
     warned: list[str] = field(default_factory=list)   # ... and those above llm.max_failure_rate
     busy: list[str] = field(default_factory=list)     # ... and those not run: their folder's lock held elsewhere
     checked: frozenset = frozenset()  # ``job_key`` of each job composed and checked before Hydra started
+    workers: list = field(default_factory=list)   # lane workers started before Hydra, for the launcher to adopt
 
     def exit_code(self) -> int:
         """``mtsbench run -m``'s exit code: 1 if a job failed, else 3 if one warned, else 0."""
