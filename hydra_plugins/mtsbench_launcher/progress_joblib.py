@@ -22,7 +22,9 @@ The lanes' workers start before Hydra does: ``mtsbench run`` starts ``PRESTART``
 (``prestart``; each runs ``_start_worker``: bound to die with ``mtsbench run``, the jobs'
 imports made) as soon as it reads a ``-m`` command for this launcher, so that their start
 overlaps the command's check; the launcher adopts as many as it has lanes and stops the
-others (``mtsbench run`` stops them if no sweep starts). What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
+others (``mtsbench run`` stops them if no sweep starts).
+
+What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
 Hydra's global state) is sent to a lane's worker once, as its first task (``_set_lane``),
 not with every job: a job is its number and overrides (``_lane_job``), and the worker's
 Hydra state (its plugins discovered once) is kept from job to job. Each job has Hydra
