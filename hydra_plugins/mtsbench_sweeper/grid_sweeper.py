@@ -15,8 +15,9 @@ composition costs about 0.3 s: a 16-job ablation sweep composed every job twice 
 ``mtsbench run``'s process before the first job started. Jobs not checked (a value of a
 swept key, checked on a copy of a config: ``seed=range(0,100)``) are composed as Hydra's
 basic sweeper composes them, or by the launcher when it composes them itself before any job
-starts (``hydra/launcher=local``: in its worker processes, each job then composed once). Only Hydra's public plugin interface is used (``Sweeper``, its
-``validate_batch_is_legal``, the ``OverridesParser``; the launcher from ``Plugins``).
+starts (``hydra/launcher=local``: in its worker processes, each job then composed once).
+Only Hydra's public plugin interface is used (``Sweeper``, its ``validate_batch_is_legal``,
+the ``OverridesParser``; the launcher from ``Plugins``).
 """
 
 from __future__ import annotations
