@@ -292,17 +292,14 @@ def _lane_job(num: int, overrides: list[str]):
     Its JobReturn comes back without the job's two configs (in its ``.hydra/`` folder): of
     a JobReturn the sweep reads only the status and return value (Hydra's sweeper raises a
     failed job's exception), and pickling the configs back cost a quarter of a small job."""
-    from hydra.core.singleton import Singleton
-    from hydra.core.utils import run_job, setup_globals
+    from hydra.core.utils import run_job
     from omegaconf import OmegaConf
 
     from mtsbench.outputs import folder_lock
     from mtsbench.harness import sweep
     from mtsbench.errors import redact
 
-    lane = sweep.lane()
-    setup_globals()
-    Singleton.set_state(lane.state)
+    lane = _this_lane()
     config = lane.composed.pop(num, None)      # composed here before the jobs started (_lane_compose)
     if config is None:
         config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
@@ -329,6 +326,15 @@ def _lane_compose(num: int, overrides: list[str]) -> None:
     """Job ``num``'s config composed in this lane's worker before any job starts (what Hydra
     raises if it does not compose, raised); kept for the job while the lane holds fewer
     than ``KEEP_COMPOSED``."""
+    lane = _this_lane()
+    config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
+    if len(lane.composed) < KEEP_COMPOSED:
+        lane.composed[num] = config
+
+
+def _this_lane():
+    """This worker's lane (``sweep.lane()``) with Hydra's global state restored from it, as
+    every task in a lane begins (``_lane_job``, ``_lane_compose``)."""
     from hydra.core.singleton import Singleton
     from hydra.core.utils import setup_globals
 
@@ -337,9 +343,7 @@ def _lane_compose(num: int, overrides: list[str]) -> None:
     lane = sweep.lane()
     setup_globals()
     Singleton.set_state(lane.state)
-    config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
-    if len(lane.composed) < KEEP_COMPOSED:
-        lane.composed[num] = config
+    return lane
 
 
 def _compose(loader, sweep_config, num: int, overrides: list[str]):
