@@ -52,19 +52,23 @@ def test_a_second_run_into_a_busy_folder_is_refused_and_the_first_keeps_its_outp
     assert not (tmp_path / "same" / LOCK_FILE).exists()               # released when done
 
 
-def test_a_second_sweep_or_resume_into_a_busy_sweep_folder_is_refused(cli, tmp_path):
-    first = _start(tmp_path, "run", "-m", "seed=0,1", *SLOW, "hydra.sweep.dir=sw")
+def test_a_second_sweep_or_resume_into_a_busy_sweep_folder_is_refused(tmp_path):
+    # four slow jobs on two lanes, and the two refused commands started together: the sweep
+    # must still hold its folder when they look (run one after the other, on a loaded 2-core
+    # machine, they once outlasted a two-job sweep)
+    first = _start(tmp_path, "run", "-m", "seed=0,1,2,3", *SLOW, "hydra.sweep.dir=sw")
     _wait_for(tmp_path / "sw" / LOCK_FILE, first)
-    other = cli("run", "-m", "seed=5,6", "scenarios=[milk_allergy]", "hydra.sweep.dir=sw")
-    resumed = cli("run", "-m", "--resume", "sw")
+    refused = [_start(tmp_path, "run", "-m", "seed=5,6", "scenarios=[milk_allergy]", "hydra.sweep.dir=sw"),
+               _start(tmp_path, "run", "-m", "--resume", "sw")]
+    results = [(r.communicate(timeout=300), r.returncode) for r in refused]
     out, err = first.communicate(timeout=600)
-    for r in (other, resumed):
-        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr[-2000:]
-        assert "hydra.sweep.dir=" in r.stderr and f"PID {first.pid}" in r.stderr
-    assert first.returncode == 0 and "2 jobs done" in err, err[-2000:]
+    for (_, stderr), code in results:
+        assert code == 2 and stderr.count("\n") == 1, stderr[-2000:]
+        assert "hydra.sweep.dir=" in stderr and f"PID {first.pid}" in stderr
+    assert first.returncode == 0 and "4 jobs done" in err, err[-2000:]
     jobs = yaml.safe_load((tmp_path / "sw" / "multirun.yaml").read_text())["hydra"]["overrides"]["task"]
-    assert "seed=0,1" in jobs
-    assert sorted(p.name for p in (tmp_path / "sw").iterdir() if p.name.isdigit()) == ["0", "1"]
+    assert "seed=0,1,2,3" in jobs
+    assert sorted(p.name for p in (tmp_path / "sw").iterdir() if p.name.isdigit()) == ["0", "1", "2", "3"]
     assert not (tmp_path / "sw" / LOCK_FILE).exists()
 
 
