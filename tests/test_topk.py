@@ -1,14 +1,15 @@
 """Exact top-k with ties broken by position (``mtsbench.memory.topk``): the group-maxima
 bound must never change a selection — each function against a full stable sort, on rows
 long enough for the bound to be used, with ties, -inf, NaN and float32; and the tier
-of an attention among cut-offs, against counting them."""
+of an attention among cut-offs, against counting them; ``distinct`` against np.unique."""
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtsbench.memory.index import ExactTier
-from mtsbench.memory.topk import BLOCK, kth_largest, lower_bounds, rank, run_starts, top_per_row
+from mtsbench.memory.topk import (BLOCK, distinct, distinct_inverse, kth_largest, lower_bounds, rank, run_starts,
+                                   top_per_row)
 
 
 @st.composite
@@ -87,3 +88,13 @@ def test_run_starts_are_where_a_sorted_arrays_values_change(values):
     v = np.sort(np.array(values, dtype=np.int64))
     expected = np.flatnonzero(np.r_[True, v[1:] != v[:-1]]) if len(v) else np.zeros(0, dtype=np.int64)
     assert run_starts(v).tolist() == expected.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.integers(-5, 40), max_size=60), dtype=st.sampled_from([np.int64, np.int8, np.int32]))
+def test_distinct_is_np_unique_with_its_inverse(values, dtype):
+    a = np.array(values, dtype=dtype)
+    u, inverse = distinct_inverse(a)
+    want_u, want_inverse = np.unique(a, return_inverse=True)
+    assert u.dtype == a.dtype and u.tolist() == want_u.tolist() == distinct(a).tolist()
+    assert inverse.tolist() == want_inverse.ravel().tolist()

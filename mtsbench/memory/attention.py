@@ -15,6 +15,7 @@ from ..mechanisms.decay import Decay
 from ..core.params import NonNegative, Positive, Share, declared
 from ..core.units import HOUR
 from .store import MemoryStore
+from .topk import distinct, distinct_inverse
 
 
 
@@ -64,7 +65,7 @@ class DualAttention:
 
     def recall(self, store: MemoryStore, ids: np.ndarray, now: float) -> None:
         """A recall is a use: long gains ``long_gain``, short gains ``short_gain``."""
-        ids = np.unique(ids)
+        ids = distinct(ids)
         long, short = self.parts(store, ids, now)
         store.long_v[ids] = long = boost(long, self.long_gain, self.cap)
         store.short_v[ids] = boost(short, self.short_gain, self.cap - long)
@@ -89,7 +90,7 @@ class DualAttention:
 
         Returns the distinct ids and the total amount each received.
         """
-        ids, where = np.unique(ids, return_inverse=True)
+        ids, where = distinct_inverse(ids)
         summed = np.bincount(where.ravel(), weights=amounts, minlength=len(ids))    # added in order, as np.add.at
         long, short = self.parts(store, ids, now)
         store.short_v[ids] = boost(short, summed, np.maximum(self.cap - long, 0.0))

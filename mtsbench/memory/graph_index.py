@@ -70,7 +70,7 @@ import faiss  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .index import ExactTier, IdMap, IndexWork, walk_ef
-from .topk import pick, run_starts, top_per_row
+from .topk import distinct, pick, run_starts, top_per_row
 
 faiss.omp_set_num_threads(1)
 
@@ -92,7 +92,8 @@ def _tally(gids: np.ndarray):
     """
     if len(gids) == 1:
         return gids, np.ones(1, dtype=np.int64)
-    g = np.sort(gids)
+    g = gids.copy()
+    g.sort()
     starts = run_starts(g)
     counts = np.empty(len(starts), dtype=np.int64)
     counts[:-1] = starts[1:] - starts[:-1]
@@ -291,7 +292,7 @@ class SharedGraphIndex:
         """Graph ids of ``ids``: those without one get the node of an equal vector already in
         the graph, else a new node (one batched insert of the distinct new vectors)."""
         gids = self.gid_[ids]
-        new = np.flatnonzero(gids < 0)
+        new = (gids < 0).nonzero()[0]
         if len(new):
             vecs = unit(np.asarray(vectors)[new])
             _, first, inverse = np.unique(vecs.view(np.dtype((np.void, vecs.shape[1] * 4))).ravel(),
@@ -300,7 +301,7 @@ class SharedGraphIndex:
             first, inverse = first[order], np.argsort(order)[inverse.ravel()]
             keys = [zlib.crc32(row.tobytes()) for row in vecs[first]]
             nodes = self._nodes_of(keys, vecs[first])
-            fresh = np.flatnonzero(nodes < 0)
+            fresh = (nodes < 0).nonzero()[0]
             if len(fresh):
                 nodes[fresh] = self._insert(vecs[first[fresh]])
                 for f, node in zip(fresh.tolist(), nodes[fresh].tolist()):
@@ -313,7 +314,7 @@ class SharedGraphIndex:
         """The graph id holding a vector equal to each of ``rows`` (``keys``: the CRC32 of each
         row's bytes), -1 if none: each key looked up, its node's row compared in one gather."""
         nodes = np.array([self.node_of_.get(key, -1) for key in keys], dtype=np.int64)
-        known = np.flatnonzero(nodes >= 0)
+        known = (nodes >= 0).nonzero()[0]
         if len(known):
             nodes[known[~(self._rows(nodes[known]) == rows[known]).all(axis=1)]] = -1
         return nodes
@@ -440,11 +441,11 @@ class SharedGraphIndex:
         """Move memories ``ids`` from tiers ``old`` to tiers ``new`` (vectors: their rows)."""
         ids = np.asarray(ids, dtype=np.int64)
         self.work_.add(moves=len(ids))
-        for t in np.unique(old):
-            self._remove(int(t), ids[old == t])
-        for t in np.unique(new):
+        for t in distinct(old).tolist():
+            self._remove(t, ids[old == t])
+        for t in distinct(new).tolist():
             sel = new == t
-            self._add(int(t), ids[sel], np.asarray(vectors, dtype=np.float32)[sel])
+            self._add(t, ids[sel], np.asarray(vectors, dtype=np.float32)[sel])
 
     def update(self, tier: int, i: int, vector: np.ndarray) -> None:
         """Memory ``i`` has a new vector: an exact tier overwrites its row; in a graph tier it

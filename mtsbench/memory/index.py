@@ -188,7 +188,8 @@ class ExactTier:
         broken by row, as a stable ranking of the full scan would): (ids, sims), (len(qs), k')."""
         ids, sims = self.ids[: self.size], self.scan(qs)
         if self.size > k:       # selected on the float32 sims: the same order as their float64 values
-            pos = np.sort(top_per_row(sims, k), axis=1)
+            pos = top_per_row(sims, k)
+            pos.sort(axis=1)
             return ids[pos], pick(sims, pos).astype(float)
         return np.broadcast_to(ids, sims.shape), sims.astype(float)
 

@@ -40,7 +40,7 @@ from .index import TierIndexes
 from .retrieval import Retrieval, TieredSearch
 from .store import MemoryStore
 from .tiering import Tiering
-from .topk import pick, top_per_row
+from .topk import distinct, pick, top_per_row
 
 
 class Memory:
@@ -141,11 +141,11 @@ class Memory:
         """Recalled memories are used: boost them, arouse their field, promote at once."""
         if len(ids) == 0:
             return
-        ids = np.unique(ids)
+        ids = distinct(np.asarray(ids, dtype=np.int64))
         self.attention.recall(self.store, ids, self.now)
         self.emit("recalled", ids=ids.tolist(), why=why)
         aroused = self.arouse(ids)
-        self._promote(np.union1d(ids, aroused))
+        self._promote(distinct(np.concatenate((ids, aroused))))
 
     def attend(self, i: int, sources: tuple[str, ...] = ()) -> None:
         """Memory ``i`` was just perceived and is in focus: when the arousal policy says

@@ -4,7 +4,8 @@
 scores, best first, ties broken by position: the first k of a stable sort, without sorting.
 ``lower_bounds`` finds, in one pass, a value at most the k-th largest of each row (the k-th
 largest of its group maxima), so only the few elements at or above it are ranked;
-``kth_largest`` is the exact k-th largest.
+``kth_largest`` is the exact k-th largest. ``distinct`` and ``distinct_inverse`` are
+``np.unique`` of a 1-D array (and its inverse) without the wrapper's Python.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def lower_bounds(scores: np.ndarray, k: int) -> np.ndarray | None:
         maxima = np.concatenate([maxima, scores[:, whole:].max(axis=1, keepdims=True)], axis=1)
     if np.isnan(maxima).any():
         return None
-    return np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
+    maxima.partition(maxima.shape[1] - k, axis=1)         # a fresh array: partitioned in place
+    return maxima[:, maxima.shape[1] - k]
 
 
 def kth_largest(values: np.ndarray, k: int) -> float:
@@ -50,7 +52,9 @@ def kth_largest(values: np.ndarray, k: int) -> float:
     bound = lower_bounds(values[None, :], k)
     if bound is not None:
         values = values[values >= bound[0]]
-    return float(-np.partition(-values, k - 1)[k - 1])
+    neg = -values
+    neg.partition(k - 1)
+    return float(-neg[k - 1])
 
 
 def rank(scores: np.ndarray, k: int) -> np.ndarray:
@@ -64,7 +68,7 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     scores = np.asarray(scores)
     if 8 * k >= len(scores):
-        return np.argsort(-scores, kind="stable")[:k]
+        return (-scores).argsort(kind="stable")[:k]
     # O(n): every position at least as good as the k-th best (or its lower bound), then a
     # stable sort of those few; the same positions in the same order as the full stable sort's first k
     bound = lower_bounds(scores[None, :], k)
@@ -73,7 +77,7 @@ def rank(scores: np.ndarray, k: int) -> np.ndarray:
         candidates = (neg <= np.partition(neg, k - 1)[k - 1]).nonzero()[0]
     else:
         candidates = (scores >= bound[0]).nonzero()[0]
-    return candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
+    return candidates[(-scores[candidates]).argsort(kind="stable")[:k]]
 
 
 def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
@@ -88,11 +92,11 @@ def top_per_row(scores: np.ndarray, k: int) -> np.ndarray:
     if k <= 0:
         return np.zeros((rows_n, 0), dtype=np.int64)
     if 8 * k >= cols_n:
-        return np.argsort(-np.asarray(scores, dtype=float), axis=1, kind="stable")[:, :k]
+        return (-np.asarray(scores, dtype=float)).argsort(axis=1, kind="stable")[:, :k]
     bound = lower_bounds(scores, k)
     if bound is not None and rows_n == 1:       # one row (a single query): no row bookkeeping
         cols = (scores[0] >= bound[0]).nonzero()[0]
-        return cols[np.argsort(-scores[0, cols], kind="stable")[:k]][None, :]
+        return cols[(-scores[0, cols]).argsort(kind="stable")[:k]][None, :]
     if bound is None:
         neg = -np.asarray(scores, dtype=float)
         rows, cols = np.nonzero(neg <= np.partition(neg, k - 1, axis=1)[:, k - 1:k])   # at least k per row
@@ -127,3 +131,26 @@ def run_starts(values: np.ndarray) -> np.ndarray:
     new[:1] = True
     np.not_equal(values[1:], values[:-1], out=new[1:])
     return new.nonzero()[0]
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values of ``values`` (1-D), ascending: ``np.unique(values)``, by one sort
+    and the run boundaries (``run_starts``).
+
+    >>> distinct(np.array([7, 3, 7, 1])).tolist(), distinct(np.array([], dtype=int)).tolist()
+    ([1, 3, 7], [])
+    """
+    v = values.copy()
+    v.sort()
+    return v[run_starts(v)]
+
+
+def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` of a 1-D array: the distinct values, ascending,
+    and where each value is among them (``u[inverse] == values``).
+
+    >>> [a.tolist() for a in distinct_inverse(np.array([7, 3, 7, 1]))]
+    [[1, 3, 7], [2, 1, 2, 0]]
+    """
+    u = distinct(values)
+    return u, u.searchsorted(values)
