@@ -134,8 +134,9 @@ def run_starts(values: np.ndarray) -> np.ndarray:
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values of ``values`` (1-D), ascending: ``np.unique(values)``, by one sort
-    and the run boundaries (``run_starts``).
+    """The distinct values of ``values`` (1-D, integers: NaNs would not be merged as
+    ``np.unique`` merges them), ascending: ``np.unique(values)``, by one sort and the run
+    boundaries (``run_starts``).
 
     >>> distinct(np.array([7, 3, 7, 1])).tolist(), distinct(np.array([], dtype=int)).tolist()
     ([1, 3, 7], [])
