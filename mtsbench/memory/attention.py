@@ -91,7 +91,7 @@ class DualAttention:
         Returns the distinct ids and the total amount each received.
         """
         ids, where = distinct_inverse(ids)
-        summed = np.bincount(where.ravel(), weights=amounts, minlength=len(ids))    # added in order, as np.add.at
+        summed = np.bincount(where, weights=amounts, minlength=len(ids))    # added in order, as np.add.at
         long, short = self.parts(store, ids, now)
         store.short_v[ids] = boost(short, summed, np.maximum(self.cap - long, 0.0))
         store.short_t[ids] = now
