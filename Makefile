@@ -44,9 +44,11 @@ bench: install
 # Where the time goes (issue 38): cProfile over the bench's dialogue (mts at 100k and 1M pre-loaded memories,
 # flat_rag at 100k) and, given LOCOMO=PATH (LoCoMo's locomo10.json), over `mtsbench run` on its conversation
 # conv-26 (hashing; and MiniLM, hybrid, workload=reply if sentence-transformers is installed). Summaries per
-# mechanism and per kind of work go to benchmarks/results/profile.md and profile.json (scripts/profile_steps.py).
+# mechanism and per kind of work go to benchmarks/results/profile.md and profile.json (scripts/profile_steps.py);
+# the physical floor plus the mechanisms' own calls to component_floor.md and .json (scripts/component_floor.py).
 profile: install
 	$(PY) scripts/profile_steps.py $(if $(LOCOMO),--locomo "$(LOCOMO)")
+	$(PY) scripts/component_floor.py
 
 # The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
 # folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,
