@@ -13,7 +13,9 @@ whatever calls them. This measures that part of a step on the bench's case
    function and method of ``mtsbench.mechanisms`` (decay curves, boost, arousal amounts, tier
    policies, depth, belief, ...), ``relevance`` of the retrieval group and ``embed`` of the
    embedders; only the outermost call of a nest (a mechanism calling another counts once), its
-   arguments copied before the call;
+   arguments copied before the call. ``DualAttention`` and ``TieredSearch`` (the attention and
+   retrieval groups) count as the step's own bookkeeping, only the curves and formulas they
+   call as components: the floor is a lower bound;
 3. the recorded calls are replayed ``--replays`` times in a loop (each time on fresh copies of
    the arguments), and the median replay is the components' time;
 4. the physical floor of the same work (the bench's ``floor_rates`` and ``llm_call_seconds``:
