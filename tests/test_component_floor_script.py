@@ -43,7 +43,7 @@ def test_calls_are_recorded_with_copies_and_replayed_alike(import_file):
     assert args[1].tolist() == [0.0, 24.0]
     assert fn(*args, **kwargs).tolist() == first.tolist() == [1.0, 0.5]
     total, per = cf.replay(recorder.calls)
-    assert set(per) == set(labels) and total >= sum(per.values()) > 0
+    assert set(per) == set(labels) and total > 0 and all(v > 0 for v in per.values())   # two passes: no order
 
 
 def test_a_call_that_raises_leaves_the_recorder_balanced(import_file):
