@@ -192,6 +192,19 @@ def spread(values) -> str:
     return f"{np.median(v):.3g} [{v.min():.3g}-{v.max():.3g}]"
 
 
+def physical_floor(case: Case, rates: dict, llm_s: float) -> dict:
+    """The floor of the work a case has done since its pre-load: ``seconds`` = exact-scan rows x
+    ``rates["row"]`` + graph distances (queries and estimated inserts) x ``rates["graph"]`` + LLM
+    calls (its steps' and its background processes') x ``llm_s``; with the three counts."""
+    work = case.agent.index.work_.minus(case.work0)
+    processes = case.system.agent_.processes.totals.values()
+    llm_calls = sum(o.cost.llm_calls for _, o in case.results) + sum(p["calls"] for p in processes)
+    scan_rows = work.distances - work.graph_distances
+    graph = work.graph_distances + work.insert_distances_est
+    seconds = scan_rows * rates["row"] + graph * (rates["graph"] or 0.0) + llm_calls * llm_s
+    return {"seconds": seconds, "scan_rows": scan_rows, "graph": graph, "llm_calls": llm_calls}
+
+
 def finish(case: Case, chunks, record, dialogue) -> None:
     """Every figure of one case from its saved step outputs and work counters; frees its store."""
     agent, nsteps = case.agent, len(dialogue.steps)
@@ -201,7 +214,6 @@ def finish(case: Case, chunks, record, dialogue) -> None:
     costs = [o.cost for _, o in case.results]
     scored = (sum(c.scored + c.arousal_scored for c in costs)
               + sum(p["scored"] + p["arousal_scored"] for p in processes))
-    llm_calls = sum(c.llm_calls for c in costs) + sum(p["calls"] for p in processes)
     probes = [(s, o) for s, o in case.results if s.kind == "probe"]
     awakened = {s.id.split(".")[0] for s in dialogue.steps if ".r" in s.id}
     casual = [(s, o) for s, o in probes if s.id.endswith(".ask") and s.id.split(".")[0] in awakened]
@@ -210,9 +222,9 @@ def finish(case: Case, chunks, record, dialogue) -> None:
     rates = {k: (None if any(r[k] is None for r in case.rates) else float(np.median([r[k] for r in case.rates])))
              for k in ("row", "graph")}
     llm_s = llm_call_seconds(case.system.agent_.llm, dialogue)
-    scan_rows = work.distances - work.graph_distances
-    graph = work.graph_distances + work.insert_distances_est
-    floor_ms = 1000 * (scan_rows * rates["row"] + graph * (rates["graph"] or 0.0) + llm_calls * llm_s) / nsteps
+    floor = physical_floor(case, rates, llm_s)
+    scan_rows, graph, llm_calls = floor["scan_rows"], floor["graph"], floor["llm_calls"]
+    floor_ms = 1000 * floor["seconds"] / nsteps
     round_ms = per_round_ms(case, chunks)
     RUNS[case.key] = {"step_ms": step_ms, "round_ms": round_ms, "floor_ms": floor_ms,
                       "scored": scored, "recall": recall, "beyond": case.beyond,

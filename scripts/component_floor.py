@@ -21,8 +21,9 @@ whatever calls them. This measures that part of a step on the bench's case
    the arguments, no clock per call), and the fastest replay is the components' time (a floor:
    the replay the machine's other load disturbed least; they differ by up to 1.7x); a second
    pass with a clock per call splits it by component (its fastest pass, whose sum differs a little);
-4. the physical floor of the same work (the bench's ``floor_rates`` and ``llm_call_seconds``:
-   exact-scan rows, graph distances, mock LLM calls) is measured in the same process.
+4. the physical floor of the same work (the bench's ``physical_floor`` at the rates of its
+   ``floor_rates`` and ``llm_call_seconds``: exact-scan rows, graph distances, mock LLM calls) is
+   measured in the same process.
 
 The sum of 3 and 4 per step is a lower bound on any step core that leaves the components as
 they are; it prints it against the 1,500 steps/s target (0.667 ms a step). Writes
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "scripts")]
     from ab_steps import places
-    from test_scale import DIALOGUE, Case, floor_rates, llm_call_seconds
+    from test_scale import DIALOGUE, Case, floor_rates, llm_call_seconds, physical_floor
 
     from mtsbench.harness.runner import one_blas_thread
     from mtsbench.scenario.generate import write
@@ -160,15 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         timed.build(dialogue)
         timed.run(steps)
         step_ms = 1000 * timed.seconds[0] / len(steps)
-        rates = floor_rates(timed.agent)
-        llm_s = llm_call_seconds(timed.system.agent_.llm, dialogue)
-        work = timed.agent.index.work_.minus(timed.work0)
-        costs = [o.cost for _, o in timed.results]
-        processes = timed.system.agent_.processes.totals.values()
-        llm_calls = sum(c.llm_calls for c in costs) + sum(p["calls"] for p in processes)
-        scan_rows = work.distances - work.graph_distances
-        graph = work.graph_distances + work.insert_distances_est
-        floor_ms = 1000 * (scan_rows * rates["row"] + graph * (rates["graph"] or 0.0) + llm_calls * llm_s) / len(steps)
+        floor = physical_floor(timed, floor_rates(timed.agent), llm_call_seconds(timed.system.agent_.llm, dialogue))
+        floor_ms = 1000 * floor["seconds"] / len(steps)
         del timed
         gc.collect()
 
