@@ -102,36 +102,56 @@ def test_incremental_adds_moves_rewrites_and_removals_match_a_from_scratch_index
             live = store.live_ids()
             got = all_scores(lx, store.size, "milk cat")[live]
             assert np.allclose(got, bm25s_scores([store.text[j] for j in live], "milk cat"), rtol=1e-5)
-    for _ in range(5):                             # tier moves back and forth (compaction kicks in)
+    written = lx.lexical_work_.postings_written
+    for _ in range(5):                             # tier moves back and forth: marks only, no posting written
         ids = rng.choice(300, 120, replace=False)
         old, new = store.tier[ids].astype(int), rng.integers(0, 3, 120)
         lx.move(ids, old, new, np.zeros((120, 64), dtype=np.float32))
         store.tier[ids] = new
-    assert lx.lexical_work_.compactions >= 1
+    assert lx.lexical_work_.postings_written == written and lx.lexical_work_.compactions == 0
     store.rewrite(7, "rain rain sun", np.zeros(64), ())      # a rewrite changes the statistics
     lx.update(int(store.tier[7]), 7, np.zeros(64, dtype=np.float32))
-    for gone in (3, 11):
+    for gone in (3, 11, *range(40, 200)):          # removals leave stale postings (compaction kicks in)
         store.kill(gone)
         lx.remove(int(store.tier[gone]), gone)
+    assert lx.lexical_work_.compactions >= 1
     live = store.live_ids()
     for query in ("milk cat", "rain sun", "late late train"):
         got = all_scores(lx, store.size, query)
         assert np.allclose(got[live], bm25s_scores([store.text[j] for j in live], query), rtol=1e-5), query
-        assert got[3] == got[11] == 0.0
+        assert got[3] == got[11] == got[50] == 0.0
         for t in range(3):                         # each tier returns exactly its live members that match
             ids, _, _ = lx.lexical(t, lx.terms(query))
             assert np.all(store.tier[ids] == t) and np.all(store.alive[ids])
             assert set(ids.tolist()) == {j for j in live.tolist() if store.tier[j] == t and got[j] > 0}
 
 
-def test_query_cost_is_the_postings_it_reads_not_the_store_size():
+def test_query_cost_is_the_postings_it_reads_once_not_the_store_size():
+    """A query reads its terms' postings once, at its first tier (every tier's postings: tiers
+    are marks), and nothing more at the next tiers; memories without its terms cost nothing."""
     store, lx = lexical_over(["milk allergy", "cat", "milk tea"], [0, 1, 1])
     q = lx.terms("milk")
-    assert lx.lexical(0, q)[2] == 1 and lx.lexical(1, q)[2] == 1
+    assert lx.lexical(0, q)[2] == 2 and lx.lexical(1, q)[2] == 0 and lx.lexical(2, q)[2] == 0
     for i in range(3, 2003):                       # 2,000 memories without the word
         store.add(f"weather report {i}", "turn", created=0.0, provenance=(), vector=np.zeros(64))
         lx.add(2, np.array([i]), np.zeros((1, 64), dtype=np.float32))
-    assert lx.lexical(0, lx.terms("milk"))[2] == 1 and lx.lexical(2, lx.terms("milk"))[2] == 0
+    q = lx.terms("milk")
+    assert lx.lexical(2, q)[2] == 2 and lx.lexical(0, q)[2] == 0
+    assert lx.lexical(0, lx.terms("milk weather"))[2] == 2 + 2000
+
+
+def test_a_move_between_two_tier_calls_of_one_query_is_seen():
+    """The tier marks are read at each call: a memory moved after a query's first call is
+    returned by its new tier, not its old one; an insert makes the query read again."""
+    store, lx = lexical_over(["milk allergy", "cat", "milk tea"], [0, 1, 1])
+    q = lx.terms("milk")
+    assert lx.lexical(1, q)[0].tolist() == [2]
+    lx.move(np.array([2]), np.array([1]), np.array([0]), np.zeros((1, 64), dtype=np.float32))
+    assert lx.lexical(0, q)[0].tolist() == [0, 2] and lx.lexical(1, q)[0].tolist() == []
+    store.add("milk shake", "turn", created=0.0, provenance=(), vector=np.zeros(64))
+    lx.add(1, np.array([3]), np.zeros((1, 64), dtype=np.float32))
+    ids, _, read = lx.lexical(1, q)
+    assert ids.tolist() == [3] and read == 3
 
 
 def test_tier_restricted_search_returns_only_members_of_the_tiers_searched():

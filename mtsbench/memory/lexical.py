@@ -1,10 +1,10 @@
-"""BM25 over the tiers: an incremental inverted index with one set of postings per tier.
+"""BM25 over the tiers: an incremental inverted index over every memory, with a tier mark per memory.
 
 ``LexicalTiers`` wraps a tier index (``SharedGraphIndex`` or ``TierIndexes``: every call
 is forwarded to it, so the memory facade and arousal see the same index) and mirrors its
-membership changes — ``add``, ``move``, ``update``, ``remove`` — in BM25 postings filed
-per tier. ``lexical(tier, terms)`` scores the memories of one tier that share a term with
-the query, reading only that tier's postings of the query's terms::
+membership changes — ``add``, ``move``, ``update``, ``remove`` — in BM25 postings and in a
+tier mark per memory, as the shared graph marks its nodes (``memory.graph_index``).
+``lexical(tier, terms)`` scores the memories of one tier that share a term with the query::
 
     bm25(q, d) = sum over the distinct terms t of q of
                  qtf(t) * idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
@@ -16,27 +16,35 @@ Lucene variant as ``bm25s`` computes it (``method="lucene"``; ``systems.bm25`` u
 library): N, df and avgdl are the whole store's, so a memory scores the same in every
 tier and the score equals a from-scratch ``bm25s`` index of the live memories (tested).
 
-Why not ``bm25s`` itself here: it indexes a whole corpus at once (``systems.bm25``
-rebuilds it when memories were added since the last query, O(store) per rebuild) and
-always scores every document; memory here is written between every two searches and
-searched one tier at a time. This index costs per insert the memory's distinct terms (one
-posting each) and per query the postings of the query's terms in the tier searched:
-a query's cost grows with what it touches, not with the store. Statistics (N, df,
+Why not ``bm25s`` itself here: it indexes a whole corpus at once and always scores every
+document; memory here is written between every two searches. This index costs per insert
+the memory's distinct terms (one posting each) and per query the postings of the query's
+terms: a query's cost grows with what it touches, not with the store. Statistics (N, df,
 total length) are kept as counters, so idf and avgdl are always current.
 
 Tokens are ``tokenize`` (English words less stop words; CJK characters and adjacent
 pairs), the same as ``system=bm25``.
 
-Postings are append-only numpy-backed arrays (``array.array``) per (tier, term) holding
-(memory, filing, tf). A memory's *filing* number changes each time it is filed (added,
-moved, rewritten), so a posting is valid iff its filing is the memory's current one: a
-move appends the memory's postings to the new tier's lists and leaves the old ones stale,
-never searching a list to delete. A tier's lists are rebuilt from its valid postings once
-more than half of them (and over ``compact_above``, 1,024) are stale: amortised O(1) per posting written.
+**One set of postings, a tier mark per memory.** Postings are append-only arrays
+(``array.array``) per term holding (memory, filing, tf), over every tier. A tier move
+changes only the memory's mark (``tier_``): no posting is written, so the design's
+promotions and demotions (several a message under arousal) cost O(1) each rather than one
+posting per distinct term of the memory. The first ``lexical`` call of a query
+(``QueryTerms``) reads its terms' postings once, scores every memory found, and keeps the
+result for the query; each tier call then picks the memories marked with that tier. A
+search reading several tiers thus reads each posting once (charged at its first tier call),
+and a search of one tier reads the postings of the other tiers too: the price of moves that
+write nothing, as a shared graph's filtered search visits nodes of other tiers.
+
+A memory's *filing* number changes each time it is filed (added, rewritten), so a posting
+is valid iff its filing is the memory's current one: a rewrite or a removal leaves the old
+postings stale, never searching a list to delete. The lists holding stale postings are
+rebuilt from their valid ones once more than half of all postings (and over
+``compact_above``, 1,024) are stale: amortised O(1) per posting written.
 
 Work (``lexical_work_``, ``LexicalWork``): ``postings_read`` (every posting a query reads, valid
-or stale: the unit a search's ``scored`` counts), ``postings_written`` (at add, move,
-rewrite and compaction), ``compactions``.
+or stale: the unit a search's ``scored`` counts), ``postings_written`` (at add, rewrite and
+compaction), ``compactions``.
 """
 
 from __future__ import annotations
@@ -109,7 +117,7 @@ class QueryTerms:
 
 
 class _Postings:
-    """One (tier, term) list: memory ids, filing numbers and term frequencies."""
+    """One term's list: memory ids, filing numbers and term frequencies."""
 
     __slots__ = ("docs", "filings", "tfs")
 
@@ -118,7 +126,7 @@ class _Postings:
 
 
 class LexicalTiers:
-    """A tier index with BM25 postings per tier (see the module docstring).
+    """A tier index with BM25 postings and a tier mark per memory (see the module docstring).
 
     >>> from mtsbench.memory.index import TierIndexes
     >>> from mtsbench.memory.store import MemoryStore
@@ -128,12 +136,12 @@ class LexicalTiers:
     >>> lx = LexicalTiers(TierIndexes(2, 2), s)
     >>> lx.add(0, ids[:2], s.vectors[0:2]); lx.add(1, ids[2:], s.vectors[2:3])
     >>> q = lx.terms("milk?")
-    >>> [(t, i.tolist()) for t in (0, 1) for i in [lx.lexical(t, q)[0]]]
-    [(0, [0]), (1, [2])]
-    >>> lx.move(np.array([2]), np.array([1]), np.array([0]), s.vectors[2:3]); lx.lexical(0, q)[0].tolist()
+    >>> [(t, i.tolist(), read) for t in (0, 1) for i, _, read in [lx.lexical(t, q)]]
+    [(0, [0], 2), (1, [2], 0)]
+    >>> lx.move(np.array([2]), np.array([1]), np.array([0]), s.vectors[2:3]); lx.lexical(0, lx.terms("milk"))[0].tolist()
     [0, 2]
-    >>> lx.sizes(), lx.lexical_work_.postings_written
-    ([3, 0], 7)
+    >>> lx.sizes(), lx.lexical_work_.postings_written          # the move wrote no posting
+    ([3, 0], 5)
     """
 
     def __init__(self, inner, store, k1: float = 1.5, b: float = 0.75, compact_above: int = 1024):
@@ -148,13 +156,14 @@ class LexicalTiers:
         self.total_len_ = 0                         # their summed lengths in tokens
         self.doc_terms_: dict[int, tuple[np.ndarray, np.ndarray]] = {}   # memory -> (term ids, tfs)
         self.doc_len_ = IdMap(np.float64, 0.0)
-        self.filed_ = IdMap(np.int64, -1)           # memory -> tier whose lists hold its valid postings
+        self.tier_ = IdMap(np.int64, -1)            # memory -> its tier (-1: not filed)
         self.filing_ = IdMap(np.int64, -1)          # memory -> its current filing number
         self.next_filing_ = 0
-        self.postings_: list[dict[int, _Postings]] = [{} for _ in range(inner.n_tiers)]
-        self.valid_ = [0] * inner.n_tiers           # valid postings per tier
-        self.total_ = [0] * inner.n_tiers           # all postings per tier (valid + stale)
-        self.stale_terms_: list[set[int]] = [set() for _ in range(inner.n_tiers)]   # lists holding stale postings
+        self.postings_: dict[int, _Postings] = {}
+        self.valid_ = 0                             # valid postings
+        self.total_ = 0                             # all postings (valid + stale)
+        self.stale_terms_: set[int] = set()         # lists holding stale postings
+        self.hits_: tuple[QueryTerms, np.ndarray, np.ndarray] | None = None   # the last query's scored memories
         self.lexical_work_ = LexicalWork()
 
     # -- forwarding: this is the tier index --------------------------------------------------
@@ -183,13 +192,13 @@ class LexicalTiers:
         for i in np.asarray(ids, dtype=np.int64).tolist():
             if i not in self.doc_terms_:
                 self._index(i)
-            self._file(i, tier)
+                self._file(i)
+        self.tier_[np.asarray(ids, dtype=np.int64)] = tier
 
     def move(self, ids: np.ndarray, old: np.ndarray, new: np.ndarray, vectors: np.ndarray) -> None:
+        """Re-mark the memories ``ids`` with their ``new`` tiers: no posting changes."""
         self.inner.move(ids, old, new, vectors)
-        for i, t in zip(np.asarray(ids, dtype=np.int64).tolist(), np.asarray(new).tolist()):
-            self._unfile(i)
-            self._file(i, int(t))
+        self.tier_[np.asarray(ids, dtype=np.int64)] = np.asarray(new, dtype=np.int64)
 
     def update(self, tier: int, i: int, vector: np.ndarray) -> None:
         """Memory ``i`` was rewritten: its new text replaces the old in statistics and postings."""
@@ -197,12 +206,14 @@ class LexicalTiers:
         self._unfile(i)
         self._unindex(i)
         self._index(i)
-        self._file(i, tier)
+        self._file(i)
+        self.tier_[np.array([i])] = tier
 
     def remove(self, tier: int, i: int) -> None:
         self.inner.remove(tier, i)
         self._unfile(i)
         self._unindex(i)
+        self.tier_[np.array([i])] = -1
 
     # -- statistics and postings ---------------------------------------------------------------
     def _term_ids(self, tokens: list[str], grow: bool) -> Counter:
@@ -225,6 +236,7 @@ class LexicalTiers:
         self.df_[terms] = self.df_[terms] + 1
         self.n_docs_ += 1
         self.total_len_ += len(tokens)
+        self.hits_ = None
 
     def _unindex(self, i: int) -> None:
         if i not in self.doc_terms_:
@@ -233,12 +245,13 @@ class LexicalTiers:
         self.df_[terms] = self.df_[terms] - 1
         self.n_docs_ -= 1
         self.total_len_ -= int(self.doc_len_[np.array([i])][0])
+        self.hits_ = None
 
-    def _file(self, i: int, tier: int) -> None:
+    def _file(self, i: int) -> None:
         terms, tfs = self.doc_terms_[i]
         f = self.next_filing_
         self.next_filing_ += 1
-        lists = self.postings_[tier]
+        lists = self.postings_
         for t, tf in zip(terms.tolist(), tfs.tolist()):
             p = lists.get(t)
             if p is None:
@@ -246,31 +259,28 @@ class LexicalTiers:
             p.docs.append(i)
             p.filings.append(f)
             p.tfs.append(tf)
-        idx = np.array([i])
-        self.filed_[idx], self.filing_[idx] = tier, f
-        self.valid_[tier] += len(terms)
-        self.total_[tier] += len(terms)
+        self.filing_[np.array([i])] = f
+        self.valid_ += len(terms)
+        self.total_ += len(terms)
         self.lexical_work_.postings_written += len(terms)
 
     def _unfile(self, i: int) -> None:
         idx = np.array([i])
-        tier = int(self.filed_[idx][0])
-        if tier < 0:
+        if int(self.filing_[idx][0]) < 0:
             return
-        self.filed_[idx], self.filing_[idx] = -1, -1
+        self.filing_[idx] = -1
         terms = self.doc_terms_[i][0]
-        self.valid_[tier] -= len(terms)
-        self.stale_terms_[tier].update(terms.tolist())
-        stale = self.total_[tier] - self.valid_[tier]
-        if stale > max(self.valid_[tier], self.compact_above):
-            self._compact(tier)
+        self.valid_ -= len(terms)
+        self.stale_terms_.update(terms.tolist())
+        if self.total_ - self.valid_ > max(self.valid_, self.compact_above):
+            self._compact()
 
-    def _compact(self, tier: int) -> None:
-        """Rebuild one tier's lists from their valid postings (same order, same filings). Only
-        the lists a memory left since the last compaction can hold stale postings
-        (``stale_terms_``); the others are kept as they are."""
-        lists = self.postings_[tier]
-        for t in self.stale_terms_[tier]:
+    def _compact(self) -> None:
+        """Rebuild the lists holding stale postings from their valid ones (same order, same
+        filings); only the lists a memory left since the last compaction can hold any
+        (``stale_terms_``), the others are kept as they are."""
+        lists = self.postings_
+        for t in self.stale_terms_:
             p = lists.get(t)
             if p is None:
                 continue
@@ -285,9 +295,9 @@ class LexicalTiers:
             q.docs.frombytes(docs[keep].tobytes())
             q.filings.frombytes(filings[keep].tobytes())
             q.tfs.extend(np.array(p.tfs, dtype=np.int64)[keep].tolist())
-        self.stale_terms_[tier] = set()
-        self.total_[tier] = self.valid_[tier]
-        self.lexical_work_.postings_written += self.valid_[tier]
+        self.stale_terms_ = set()
+        self.total_ = self.valid_
+        self.lexical_work_.postings_written += self.valid_
         self.lexical_work_.compactions += 1
 
     # -- queries -------------------------------------------------------------------------------
@@ -303,17 +313,28 @@ class LexicalTiers:
 
     def lexical(self, tier: int, q: QueryTerms) -> tuple[np.ndarray, np.ndarray, int]:
         """(ids sorted, BM25 scores, postings read) of the members of ``tier`` sharing a term
-        with the query; reads only that tier's lists of the query's terms."""
-        lists = self.postings_[tier]
+        with the query. The first call for ``q`` reads the postings of its terms (every tier's)
+        and keeps what it scored; a later call for the same ``q`` reads nothing more (0 read)
+        as long as no memory was added, rewritten or removed since."""
+        read = 0
+        if self.hits_ is None or self.hits_[0] is not q:
+            ids, scores, read = self._score(q)
+            self.hits_ = (q, ids, scores)
+        _, ids, scores = self.hits_
+        mine = self.tier_[ids] == tier
+        return ids[mine], scores[mine], read
+
+    def _score(self, q: QueryTerms) -> tuple[np.ndarray, np.ndarray, int]:
+        """(ids sorted, BM25 scores, postings read) of every live memory sharing a term with ``q``."""
         docs, contrib, read = [], [], 0
         avgdl = self.total_len_ / self.n_docs_ if self.n_docs_ else 1.0
         for t, qtf, idf in zip(q.terms.tolist(), q.qtf.tolist(), q.idf.tolist()):
-            p = lists.get(t)
+            p = self.postings_.get(t)
             if p is None:
                 continue
-            d = np.array(p.docs, dtype=np.int64)
+            d = np.frombuffer(p.docs, dtype=np.int64)
             read += len(d)
-            keep = self.filing_[d] == np.array(p.filings, dtype=np.int64)
+            keep = self.filing_[d] == np.frombuffer(p.filings, dtype=np.int64)
             d = d[keep]
             tf = np.array(p.tfs, dtype=float)[keep]
             norm = self.k1 * (1.0 - self.b + self.b * self.doc_len_[d] / avgdl)

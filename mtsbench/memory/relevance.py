@@ -13,8 +13,8 @@ and which memories a tier search considers, is this component's:
   in the weighted sum and independent of which candidates are scored together. A tier
   search considers what the dense search would in an exact-scanned tier (every member;
   BM25 0 for those sharing no term with the query) and, in a graph tier, the
-  ``candidates`` best BM25 matches; BM25 comes from the tier's own postings
-  (``LexicalTiers.lexical``).
+  ``candidates`` best BM25 matches; BM25 comes from the postings of the memories marked
+  with the tier (``LexicalTiers.lexical``).
 - ``Hybrid`` (``retrieval=hybrid``): reciprocal-rank fusion (Cormack et al., SIGIR 2009) of
   the two rankings over the candidates scored together::
 
@@ -38,8 +38,9 @@ tiers searched.
 Cost (``SearchCost.scored``, memories scored) of a tier search = the candidates it scores
 (as for dense: every member of an exact tier, the candidates returned by a graph tier, and
 under hybrid the BM25-only candidates whose cosine it computed) + every BM25 posting read
-(one (query term, memory) pair looked at, valid or stale): a posting read is the lexical
-counterpart of a distance computation, and there is no separate column for it.
+(one (query term, memory) pair looked at, valid or stale), each read once per search, at
+its first tier, whatever tier its memory is in: a posting read is the lexical counterpart
+of a distance computation, and there is no separate column for it.
 """
 
 from __future__ import annotations

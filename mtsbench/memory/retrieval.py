@@ -32,7 +32,7 @@ working context (and so recalls); the probe is judged on the first k of them.
 ``memory.relevance``) says what relevance is and which memories a tier search considers.
 None or ``Cosine`` (the default) is the dense search above, unchanged; ``Bm25`` and
 ``Hybrid`` need the query text (``search(..., text=)``) and the memory's tier index
-wrapped by ``tier_index`` (BM25 postings per tier, ``memory.lexical``); a search without
+wrapped by ``tier_index`` (BM25 postings with a tier mark per memory, ``memory.lexical``); a search without
 text stays dense.
 """
 
@@ -113,7 +113,7 @@ class TieredSearch:
 
     def tier_index(self, store: MemoryStore, index):
         """The tier index a memory keeps: ``index`` itself for dense relevance; wrapped with
-        BM25 postings per tier (``memory.lexical.LexicalTiers``) for a lexical one."""
+        BM25 postings and a tier mark per memory (``memory.lexical.LexicalTiers``) for a lexical one."""
         return self.relevance.wrap(store, index) if self.lexical() else index
 
     def combine(self, relevance: np.ndarray, attention: np.ndarray) -> np.ndarray:
