@@ -101,6 +101,9 @@ class FakeMemory:
     def embed(self, text):
         return text                        # ... and any text as itself
 
+    def warm(self, texts):
+        self.warmed = getattr(self, "warmed", []) + [list(texts)]
+
     def with_key(self, key):
         return [i for i, r in self.memories.items() if r.alive and key is not None and r.key == key]
 
@@ -190,6 +193,7 @@ def test_a_summary_returns_its_steps_new_facts_and_event_tags():
     m.now = 120.0
     done = s.flush(m, llm, perceive, Ema())
     assert done.steps == ["tea", "s1"] and done.language == "en" and s.pending_ == []
+    assert m.warmed == [[perceive.items[0].text, "The user drinks tea"]]      # the new texts, in one call
     (summary,) = [i for i, r in m.memories.items() if r.kind == "summary"]
     assert m.provenance(summary) == ("tea", "s1") and perceive.items[0].sources == ("tea", "s1")
     assert perceive.items[0].hints.salience == 6                  # as salient as its most salient turn

@@ -169,7 +169,17 @@ class Haystack:
 
     @property
     def texts(self) -> tuple[str, ...]:
-        return tuple(s.text for s in self.steps if s.text)
+        """The texts of the steps the run takes in: those of the largest size's messages only
+        (a run of ``messages=[0,10000]`` never reads the rest, so a caching embedder warmed
+        with these encodes no text it will not store).
+
+        >>> from mtsbench.scenario.model import Step
+        >>> h = Haystack(datetime(2024, 1, 1), (Step(0, "a", 0.0, "say", "x"), Step(1, "b", 1.0, "say", "y")),
+        ...              ("a",), (1,), 9.0)
+        >>> h.texts
+        ('x',)
+        """
+        return tuple(s.text for s in self.steps[: self.cut(self.sizes[-1]) if self.sizes else 0] if s.text)
 
 
 def since(now: dict, then: dict) -> dict:

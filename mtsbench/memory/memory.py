@@ -76,6 +76,11 @@ class Memory:
     def embed(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]
 
+    def warm(self, texts: list[str]) -> None:
+        """Texts about to be stored: a caching embedder encodes them now, in one call, so that
+        each one's ``embed`` is then a hit (the hashing embedder does nothing)."""
+        self.embedder.warm(texts)
+
     # -- reading ---------------------------------------------------------------------------
     def text(self, i: int) -> str:
         return self.store.text[i]

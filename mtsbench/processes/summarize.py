@@ -28,6 +28,9 @@ the same subject and a category for the same storyline instead of inventing a ne
 each time. ``known_keys: 0`` shows none and searches nothing. The search is metered as the
 summarizer's cost; the mock ignores what it is shown (its hints name the keys).
 
+The texts a summary creates (the summary and its facts) are encoded in one embedder call
+(``warm``) before they are stored one by one.
+
 ``flush`` stores the summary and the facts and *returns* what it produced (``Summarized``:
 the steps, the new fact ids, the event tags with their sources and times); filing the tags
 with the event tracker and queueing the facts for consolidation is the caller's.
@@ -117,6 +120,7 @@ class Summarizer:
         if summary is None:
             memory.emit("summarize_failed", steps=steps)
             return out
+        memory.warm([summary.text, *(f.text for f in summary.facts)])     # one encoder call for the new texts
         language = items[0].language
         sid = None
         if len(items) >= self.min_items:
