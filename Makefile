@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench profile experiments transfer locomo beam frontier behaviour install docs clean record
+.PHONY: run test test-fast bench profile profile-lifetime experiments transfer locomo beam frontier behaviour install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -49,6 +49,15 @@ bench: install
 profile: install
 	$(PY) scripts/profile_steps.py $(if $(LOCOMO),--locomo "$(LOCOMO)")
 	$(PY) scripts/component_floor.py
+
+# A lifetime's profile (issue 50): DATA=DIR holds imported BEAM chats (DIR/beam) and LoCoMo conversations
+# (DIR/locomo), e.g. multirun/beam/data after make beam; the haystack of every one but BEAM's 100K chats is
+# driven through the design under workload=reply (hashing + hybrid; MiniLM + hybrid if sentence-transformers is
+# installed), cProfile over a window before 1k, 10k, 30k and all messages, unprofiled ms/message by block of
+# 1,000: benchmarks/results/lifetime.md and lifetime.json (scripts/profile_lifetime.py). CASES=... picks cases.
+profile-lifetime: install
+	@test -n "$(DATA)" || { echo "make profile-lifetime: set DATA=DIR (DIR/beam and DIR/locomo: imported scenarios)" >&2; exit 2; }
+	$(PY) scripts/profile_lifetime.py --data "$(DATA)" $(if $(CASES),--case "$(CASES)")
 
 # The committed experiment reports: each sweep runs into multirun/experiments/NAME (raw job
 # folders, not committed) and its report goes to experiments/NAME (report.md, summary.csv,

@@ -85,8 +85,9 @@ def kind(file: str, name: str) -> str:
     return {"mtsbench": "mtsbench Python", "faiss": "faiss Python wrappers"}.get(top, f"other libraries' Python: {top}")
 
 
-def summarise(prof: cProfile.Profile, what: str, total: float) -> dict:
-    """One case's summary; ``total``: the wall seconds of the profiled code."""
+def summarise(prof: cProfile.Profile, what: str, total: float, mechanisms=None) -> dict:
+    """One case's summary; ``total``: the wall seconds of the profiled code; ``mechanisms``: the
+    entry points (default ``MECHANISMS``)."""
     stats = pstats.Stats(prof).stats          # {(file, line, name): (cc, nc, tt, ct, callers)}
 
     def inclusive(file, names, caller=None) -> tuple[float, int]:
@@ -95,8 +96,8 @@ def summarise(prof: cProfile.Profile, what: str, total: float) -> dict:
             hits = [e for v in hits for c, e in v[4].items() if c[0].endswith(caller[0]) and c[2] == caller[1]]
         return sum(v[3] for v in hits), sum(v[0] for v in hits)
 
-    mechanisms = []
-    for label, file, names, *caller in MECHANISMS:
+    entries, mechanisms = mechanisms or MECHANISMS, []
+    for label, file, names, *caller in entries:
         seconds, calls = inclusive(file, (names,) if isinstance(names, str) else names, *caller)
         if calls:
             mechanisms.append({"mechanism": label, "seconds": round(seconds, 3), "calls": calls})
