@@ -101,6 +101,9 @@ class FakeMemory:
     def embed(self, text):
         return text                        # ... and any text as itself
 
+    def centroid(self, steps, texts):
+        return " ".join(texts)             # ... and a stretch of dialogue as its texts joined
+
     def warm(self, texts):
         self.warmed = getattr(self, "warmed", []) + [list(texts)]
 

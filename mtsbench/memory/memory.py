@@ -76,6 +76,28 @@ class Memory:
     def embed(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]
 
+    def centroid(self, steps: list[str], texts: list[str]) -> np.ndarray:
+        """A query vector for a stretch of dialogue at no encode: the unit mean of the stored
+        vectors of the memories ``steps`` created, sum_i v_i / ||sum_i v_i|| (each v_i a unit
+        row), a step that stored none counting the vector of its text in ``texts``.
+
+        >>> from mtsbench.embed.hashing import Hashing
+        >>> from mtsbench.mechanisms.decay import NoDecay
+        >>> from mtsbench.mechanisms.tiers import Flat
+        >>> from mtsbench.mechanisms.depth import Full
+        >>> from mtsbench.mechanisms.arousal import NoArousal
+        >>> m = Memory(Hashing(dim=8), DualAttention(NoDecay(), NoDecay()), TieredSearch(), Flat(), Full(), NoArousal())
+        >>> i = m.remember("tea", "turn", ("s0",), score=1.0)
+        >>> v = m.centroid(["s0", "s1"], ["tea", "cat"])
+        >>> bool(np.allclose(v, (m.vector(i) + m.embed("cat")) / np.linalg.norm(m.vector(i) + m.embed("cat"))))
+        True
+        """
+        rows = [self.store.vectors[i] if (i := self.store.by_step.get(s)) is not None else self.embed(t)
+                for s, t in zip(steps, texts)]
+        total = np.sum(rows, axis=0, dtype=np.float64)
+        norm = float(np.sqrt(total @ total))
+        return (total / norm if norm > 0 else total).astype(np.float32)
+
     def warm(self, texts: list[str]) -> None:
         """Texts about to be stored: a caching embedder encodes them now, in one call, so that
         each one's ``embed`` is then a hit (the hashing embedder does nothing)."""

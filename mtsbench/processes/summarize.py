@@ -20,12 +20,16 @@ end of the scenario. A summary yields
   ``tag_events`` is off (a design without major events).
 
 The model keeps names memory already holds (issue 15): before asking, one memory search for
-the summarized texts (joined; ``motivation``; ``processes.identity.similar_by_kind``) finds
+the summarized items (``motivation``; ``processes.identity.similar_by_kind``) finds
 the live facts and events most similar to them, relevance at least ``min_relevance``; the
 keys of the ``known_keys`` best facts and the categories of the ``known_keys`` best events
 (distinct, keyless ones left out) are shown in the prompt, so the model reuses a key for
 the same subject and a category for the same storyline instead of inventing a new name
-each time. ``known_keys: 0`` shows none and searches nothing. The search is metered as the
+each time. ``known_keys: 0`` shows none and searches nothing. The search's query is the
+items' centroid (``Memory.centroid``: the unit mean of their stored vectors), not an
+encoding of their texts joined: a model embedder reads only its first few hundred word
+pieces of a joined text (MiniLM 256: about one turn of real dialogue) and would encode
+12-15k characters per summary for it; the centroid weighs every item alike at no encode. The search is metered as the
 summarizer's cost; the mock ignores what it is shown (its hints name the keys).
 
 The texts a summary creates (the summary and its facts) are encoded in one embedder call
@@ -147,7 +151,7 @@ class Summarizer:
         ``items`` (one search; see the module docstring), each with its memory's text."""
         if self.known_keys <= 0:
             return (), ()
-        vector = memory.embed(" ".join(i.text for i in items))
+        vector = memory.centroid([i.step for i in items], [i.text for i in items])
         found = similar_by_kind(memory, vector, ("fact", "event"), self.known_keys, self.motivation,
                                 self.min_relevance)
         facts: dict[str, str] = {}
