@@ -1,4 +1,5 @@
-"""``system=bm25``: BM25 scores computed by hand, ranking, cost, reads and the lazy index."""
+"""``system=bm25``: BM25 scores computed by hand, ranking, cost, reads and the incremental index
+(equality with a from-scratch bm25s index, for every method: tests/test_bm25_incremental.py)."""
 
 import math
 from collections import Counter
@@ -74,11 +75,11 @@ def test_ties_go_to_the_older_memory_and_depth_truncates():
     assert ask(s, "apple", depth=0).ranking.ids == []
 
 
-def test_no_common_token_gives_an_empty_ranking_but_scores_everything():
+def test_no_common_token_gives_an_empty_ranking_and_reads_no_posting():
     s = system(TOY)
     out = ask(s, "weather forecast")
     assert out.ranking == Ranking()
-    assert (out.cost.scored, out.cost.index_queries, out.cost.tiers_searched) == (3, 1, 1)
+    assert (out.cost.scored, out.cost.index_queries, out.cost.tiers_searched) == (0, 1, 1)
     assert ask(s, "the and of").ranking.ids == []           # stop words only: no token at all
 
 
@@ -106,16 +107,32 @@ def test_chinese_and_mixed_text():
     assert ask(s, "天气").ranking.ids == [1]
 
 
-def test_the_index_is_rebuilt_only_after_new_memories():
-    s = system(TOY)
-    assert s.rebuilds_ == 0                                 # lazy: nothing built while observing
-    ask(s, "milk")
-    ask(s, "tea")
-    assert s.rebuilds_ == 1
+def test_the_index_grows_with_each_memory_and_a_query_reads_only_its_terms_postings():
+    s = system()
+    seen = [s.observe(Observation(f"s{i}", 60.0 * i, "say", t)) for i, t in enumerate(TOY)]
+    # each memory's distinct terms: counted into df once and filed once (milk tea: 2 + 2)
+    assert [o.cost.index_inserts for o in seen] == [4, 4, 6] and s.index_.work_.postings_written == 7
+    assert ask(s, "tea").cost.scored == 2                   # tea's two postings
     s.observe(Observation("x", 500.0, "say", "black tea"))
-    assert ask(s, "tea").ranking.ids == [0, 3, 2]           # the new memory is found
-    ask(s, "milk")
-    assert s.rebuilds_ == 2
+    out = ask(s, "tea")
+    assert out.ranking.ids == [0, 3, 2] and out.cost.scored == 3    # the new memory is found
+    for i in range(4, 2004):                                # 2,000 memories without the word
+        s.observe(Observation(f"w{i}", 600.0 + i, "say", f"weather report {i}"))
+    assert ask(s, "milk").cost.scored == 2 and ask(s, "tea").cost.scored == 3
+
+
+def test_with_context_open_turns_are_scored_directly_and_charged():
+    s = system(context=1, self_weight=2)
+    first = s.observe(Observation("a", 0.0, "say", "milk tea"))
+    assert first.cost.index_inserts == 2 and s.open_ == [0]             # indexed (2 terms), not filed
+    second = s.observe(Observation("b", 60.0, "say", "cat"))
+    # 0 re-indexed with its neighbour (2 out, 3 in), 1 indexed (3), 0 filed (3 postings)
+    assert second.cost.index_inserts == 2 + 3 + 3 + 3 and s.open_ == [1]
+    out = ask(s, "cat")
+    assert out.ranking.ids == [1, 0] and out.cost.scored == 1 + 1      # 0's posting of cat, open 1 directly
+    third = s.observe(Observation("c", 99999.0, "say", "dog"))           # a new session: 1 is filed
+    assert s.open_ == [2] and third.cost.index_inserts == 3 + 1
+    assert ask(s, "cat").cost.scored == 2 + 1
 
 
 def test_reads_are_unsupported_and_totals_hold_no_llm_use():
@@ -131,7 +148,7 @@ def test_reads_are_unsupported_and_totals_hold_no_llm_use():
     assert totals.processes == {} and totals.memories == 3
     assert totals.trace[0] == {"t": 0.0, "event": "created", "id": 0, "kind": "turn", "steps": ["s0"]}
     last = totals.trace[-1]
-    assert (last["event"], last["step"], last["ids"], last["scored"]) == ("retrieval", "probe", [1, 0], 3)
+    assert (last["event"], last["step"], last["ids"], last["scored"]) == ("retrieval", "probe", [1, 0], 2)
     assert len(last["scores"]) == 2 and [e["event"] for e in totals.trace].count("created") == 3
 
 
@@ -168,7 +185,8 @@ def test_ranking_property(texts, query, depth):
     assert len(r.scores) == len(r.provenance) == len(r.tokens) == len(r.ids)
     assert all(a >= b for a, b in zip(r.scores, r.scores[1:])), "scores non-increasing"
     assert all(i < j for (i, a), (j, b) in zip(zip(r.ids, r.scores), zip(r.ids[1:], r.scores[1:])) if a == b)
-    assert out.cost.scored == len(texts)
+    docs = [tokenize(t) for t in texts]
+    assert out.cost.scored == sum(t in doc for t in set(tokenize(query)) for doc in docs)   # postings read: df
     if texts:
         expected = lucene(tokenize(query), [tokenize(t) for t in texts])
         assert len(r.ids) == min(depth, sum(e > 0 for e in expected))

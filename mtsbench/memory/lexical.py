@@ -37,7 +37,8 @@ equals a from-scratch ``bm25s`` index of the memories indexed (tested, for every
 float64 where bm25s computes in float32). A memory is *indexed* (its terms count in N, df
 and the lengths; ``index``, ``unindex``) and *filed* (its postings written into one of
 ``lists`` sets of lists; ``file``, ``unfile``) apart: a query reads one set, and may score a
-few indexed memories that are not filed directly from their term counts (``unfiled``).
+few indexed memories that are not filed directly from their term counts (``unfiled``), as
+``system=bm25`` does for the turns whose context neighbours are still to come.
 
 Postings are append-only arrays (``array.array``, int32) per (set, term) holding (memory,
 filing, tf). A memory's *filing* number changes each time it is filed, so a posting is

@@ -2,8 +2,8 @@
 
 Every observed item (say, reply, perceive) is one memory, whose provenance is its step;
 there is no attention, no tiering, no LLM and no background process. A probe scores its
-text against every memory with BM25 (the Lucene variant by default, as computed by the
-library ``bm25s``)::
+text against the memories with BM25 (the Lucene variant by default, as the library
+``bm25s`` computes it)::
 
     score(q, d) = sum over the tokens t of q (with repetition) of
                   idf(t) * tf(t, d) / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
@@ -12,16 +12,21 @@ library ``bm25s``)::
 with N the number of memories, df(t) the number holding token t, |d| a memory's length
 in tokens and avgdl the mean length (Lucene drops the classic ``(k1 + 1)`` factor of the
 numerator, which changes no ranking). ``method`` picks another variant of ``bm25s``
-(robertson, atire, bm25l, bm25+).
+(robertson, atire, bm25l, bm25+: formulas in ``mtsbench.memory.lexical``); under bm25l and
+bm25+ a memory sharing no token with the query still scores the query's base (sum of idf *
+tfc(0), bm25s's "non-occurrence" score), so every memory is ranked, those sharing a token
+first.
 
-Why ``bm25s`` (https://github.com/xhluca/bm25s) and not ``rank-bm25``: rank-bm25's last
-release was in 2022 and it rescores from the raw corpus; bm25s is maintained and
-precomputes every (token, document) score into a sparse CSC matrix (numpy, or scipy when
-installed), so a query is a few vectorised column sums. Either way an index is built from
-a whole corpus; here it is rebuilt lazily, at a probe, only if memories were added since
-the last one (``rebuilds_`` counts the builds). The seed design's tiers use the same
-formula through an incremental index instead (``memory.lexical``, ``retrieval=bm25``):
-see there why.
+**The index is incremental** (``mtsbench.memory.lexical.Bm25Index``, the one the seed
+design's tiers use under ``retrieval=bm25``): a memory's terms are counted (N, df, total
+length: counters, so idf and avgdl are always current) and its postings filed when it is
+observed, and a query reads only the postings of its terms. Scores equal those of a
+``bm25s`` index built from scratch over the same documents at the query (tested for every
+method: ``tests/test_bm25_incremental.py``), to float rounding (bm25s computes in float32,
+this index in float64). Until issue 50 the system rebuilt a ``bm25s`` index at every probe
+that followed new memories: O(store) per probe, 10 s at 48,600 memories (25 s with context
+and stems), so a ``workload=reply`` lifetime (a retrieval after every user turn) could not
+run.
 
 Tokens (:func:`mtsbench.memory.lexical.tokenize`) suit English and Chinese alike, as the
 hashing embedder's do (``mtsbench.embed.hashing``): lower-cased words of Latin letters and
@@ -34,10 +39,21 @@ turn alone often lacks the words its question uses, which its neighbours hold. W
 ``context`` = w > 0 a memory is *indexed* as its own tokens repeated ``self_weight`` times
 plus the tokens of the w items before and after it in its session (consecutive items at
 most ``context_gap`` seconds apart); it is *stored*, shown and charged (tokens, earned
-credit) as its own text only. The index is rebuilt at a probe, so a turn's later
-neighbours count once they were said (nothing after the probe is seen). ``stemmer``
-names a Snowball stemmer of PyStemmer (``english``, ...) applied to memories' and
-queries' tokens; null: none.
+credit) as its own text only. A turn's later neighbours count once they were said
+(nothing after a probe is seen): the last w turns of the current session are *open* —
+indexed (their terms count in N, df and avgdl) but not filed, re-indexed as each
+neighbour arrives, and scored at a probe directly from their term counts — and a turn is
+filed once its w later neighbours were said or its session ended. ``stemmer`` names a
+Snowball stemmer of PyStemmer (``english``, ...) applied to memories' and queries' tokens;
+null: none.
+
+**Cost** (the work, in the unit of ``retrieval=bm25`` in the tiers): a retrieval's
+``scored`` is the postings it read (one per (query term, memory) pair looked at) plus the
+open memories it scored from their counts, plus, under bm25l and bm25+, the (at most
+``depth``) memories sharing no term it ranked at the base score; an observation's
+``index_inserts`` is the index entries it wrote: its postings filed and the (term, memory)
+pairs counted into or out of df (re-indexed open neighbours included). Until issue 50
+``scored`` was the store size.
 
 This system reads no ``retrieval`` node: ``retrieval=dense`` (the default) and
 ``retrieval=bm25`` change nothing here, and ``retrieval=hybrid`` with ``system=bm25`` is
@@ -46,34 +62,32 @@ refused at composition (one line; ``config_rules``).
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Literal
 
-import bm25s
 import numpy as np
 
 from ..llm.base import estimate_tokens
-from ..memory.lexical import tokenize
+from ..memory.lexical import METHODS, Bm25Index, tokenize
+from ..memory.topk import rank
 from ..core.params import Count, Natural, NonNegative, Share, Text, declared
 from .base import UNSUPPORTED, Context, Cost, Observation, Outcome, PlainSystem, Query, Ranking
 
-logging.getLogger("bm25s").setLevel(logging.WARNING)   # its index build logs at DEBUG into every run's log
-
-METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+FILED = 0          # the index's one set of postings
 
 
 @declared
 class Bm25System(PlainSystem):
     """A lexical memory: one memory per observed item, ranked by BM25 (see the module).
 
-    ``retrieve`` scores every memory (``cost.scored`` = the store size, one index query,
-    one tier) and ranks those with a positive score, best first, ties by memory id (older
-    first), ``query.depth`` deep. Memories scoring 0 (with the default method: sharing no
-    token with the query) are left out rather than ranked by age, so that a chance hit is
-    never counted as recall; a query sharing nothing returns an empty ranking. An empty
-    store returns an empty ranking at no cost. ``read`` answers ``UNSUPPORTED`` to every
-    state check.
+    ``retrieve`` scores the memories sharing a token with the query (one index query, one
+    tier; ``cost.scored``: the module's Cost; under bm25l and bm25+ the others score the
+    base) and ranks those with a positive score, best
+    first, ties by memory id (older first), ``query.depth`` deep. Memories scoring 0 (with
+    the default method: sharing no token with the query) are left out rather than ranked by
+    age, so that a chance hit is never counted as recall; a query sharing nothing returns
+    an empty ranking. An empty store returns an empty ranking at no cost. ``read`` answers
+    ``UNSUPPORTED`` to every state check.
 
     >>> from mtsbench.systems.base import Context, Observation, Query
     >>> s = Bm25System()
@@ -84,8 +98,8 @@ class Bm25System(PlainSystem):
     >>> out = s.retrieve(Query("p", 600.0, "milk?", k=1, depth=5))
     >>> out.ranking.ids, out.ranking.provenance, out.ranking.tokens
     ([2, 0], [('s2',), ('s0',)], [5, 7])
-    >>> out.cost.scored, out.cost.index_queries, out.cost.tiers_searched
-    (3, 1, 1)
+    >>> out.cost.scored, out.cost.index_queries, out.cost.tiers_searched     # milk's 2 postings read
+    (2, 1, 1)
     >>> s.retrieve(Query("q", 660.0, "weather")).ranking.ids
     []
 
@@ -100,6 +114,8 @@ class Bm25System(PlainSystem):
     [0, 1]
     >>> sorted(c._documents()[3])            # alone in its session: its own tokens twice
     ['day', 'day', 'next', 'next', 'rain', 'rain']
+    >>> c.open_                              # the session's last turn, its next neighbour still to come
+    [3]
     """
 
     def __init__(self, k1: NonNegative = 1.5, b: Share = 0.75,
@@ -138,26 +154,34 @@ class Bm25System(PlainSystem):
         self.context_ = context
         self.at_: list[float] = []
         self.texts_: list[str] = []
-        self.tokens_: list[list[str]] = []
         self.steps_: list[tuple[str, ...]] = []
         self.sizes_: list[int] = []            # each memory's text length in tokens (estimate_tokens)
         self.trace_: list[dict] = []
-        self.index_: bm25s.BM25 | None = None
-        self.indexed_ = 0                      # memories in the index (the index is stale if fewer)
-        self.rebuilds_ = 0
+        self.index_ = Bm25Index(1, self.k1, self.b, self.method)
+        self.session_: list[tuple[int, np.ndarray, np.ndarray]] = []   # the current session's last 2w + 1 items:
+        #                                      (id, term ids, tfs) of their own tokens
+        self.open_: list[int] = []             # its last w memories: indexed, not filed (their context may grow)
+        self.last_: tuple[str, list[str]] = ("", [])
 
     def observe(self, item: Observation) -> Outcome:
-        """Store the item as a new memory (ids 0, 1, ... in order); no score, no cost."""
+        """Store the item as a new memory (ids 0, 1, ... in order) and index it (class
+        docstring); no score. Cost: ``index_inserts``, the index entries written."""
         started = time.perf_counter()
         i = len(self.texts_)
+        work = self.index_.work_
+        before = work.postings_written + work.terms_counted
+        new_session = i > 0 and item.at - self.at_[-1] > self.context_gap
         self.texts_.append(item.text)
         self.at_.append(float(item.at))
-        self.tokens_.append(self._tokens(item.text))
         self.steps_.append((item.step,))
         self.sizes_.append(estimate_tokens(item.text))
         self.trace_.append({"t": round(item.at, 3), "event": "created", "id": i, "kind": "turn",
                             "steps": [item.step]})
-        return Outcome(cost=Cost(latency_ms=_ms(started)), memory=i)
+        tokens = self._tokens(item.text)
+        self.last_ = (item.text, tokens)       # a reply's query is the turn just observed: tokenized once
+        self._index(i, tokens, new_session)
+        written = work.postings_written + work.terms_counted - before
+        return Outcome(cost=Cost(index_inserts=written, latency_ms=_ms(started)), memory=i)
 
     def retrieve(self, query: Query) -> Outcome:
         """Rank the memories for ``query.text`` (see the class docstring). Using the first
@@ -166,14 +190,13 @@ class Bm25System(PlainSystem):
         n = len(self.texts_)
         if n == 0:
             return Outcome(cost=Cost(latency_ms=_ms(started)), ranking=Ranking())
-        scores = self._scores(self._tokens(query.text))
-        order = np.argsort(-scores, kind="stable")          # stable: ties keep id order
-        ids = [int(i) for i in order[: max(query.depth, 0)] if scores[i] > 0]
-        ranking = Ranking(ids=ids, scores=[float(scores[i]) for i in ids],
-                          provenance=[self.steps_[i] for i in ids], tokens=[self.sizes_[i] for i in ids])
+        tokens = self.last_[1] if self.last_[0] == query.text else self._tokens(query.text)
+        ids, scores, scored = self._ranked(tokens, max(query.depth, 0))
+        ranking = Ranking(ids=ids, scores=scores, provenance=[self.steps_[i] for i in ids],
+                          tokens=[self.sizes_[i] for i in ids])
         self.trace_.append({"t": round(query.at, 3), "event": "retrieval", "step": query.step, "ids": ids,
-                            "scores": [round(s, 6) for s in ranking.scores], "scored": n})
-        cost = Cost(scored=n, tiers_searched=1, index_queries=1, latency_ms=_ms(started))
+                            "scores": [round(s, 6) for s in ranking.scores], "scored": scored})
+        cost = Cost(scored=scored, tiers_searched=1, index_queries=1, latency_ms=_ms(started))
         return Outcome(cost=cost, ranking=ranking)
 
     def context_texts(self, ids) -> list[str]:
@@ -192,44 +215,72 @@ class Bm25System(PlainSystem):
         words = tokenize(text)
         return self.stem_.stemWords(words) if self.stem_ is not None and words else words
 
+    def _index(self, i: int, tokens: list[str], new_session: bool) -> None:
+        """Index memory ``i``: without context, count and file it. With context w, a new
+        session first files the open memories (their context is complete); then the open
+        memories (the w before ``i`` in its session) are re-indexed with ``i`` as a
+        neighbour, ``i`` is indexed with them as its own, and the open memory that now has its
+        w later neighbours is filed."""
+        w, index = self.context, self.index_
+        if w <= 0:
+            index.index(i, tokens)
+            index.file(i, FILED)
+            return
+        if new_session:
+            for j in self.open_:
+                index.file(j, FILED)
+            self.open_, self.session_ = [], []
+        self.session_ = self.session_[-2 * w:] + [(i, *index.counts(tokens))]
+        held = {j: (terms, tfs) for j, terms, tfs in self.session_}
+        for j in self.open_:
+            index.unindex(j)
+        for j in self.open_ + [i]:              # j's document: its counts self_weight times, its neighbours' once
+            parts = [(held[m][0], held[m][1] * (self.self_weight if m == j else 1))
+                     for m in range(j - w, j + w + 1) if m in held]
+            terms, inverse = np.unique(np.concatenate([t for t, _ in parts]), return_inverse=True)
+            tfs = np.bincount(inverse, weights=np.concatenate([f for _, f in parts])).astype(np.int32)
+            index.index_counts(j, terms.astype(np.int32), tfs)
+        self.open_.append(i)
+        while len(self.open_) > w:
+            index.file(self.open_.pop(0), FILED)
+
+    def _ranked(self, tokens: list[str], depth: int) -> tuple[list[int], list[float], int]:
+        """(ids, scores, work) of the ``depth`` best memories for the query ``tokens``: the
+        memories sharing a term (postings, and the open ones directly), best first, ties by id;
+        under bm25l and bm25+ then the rest at the base score, by id. Positive scores only."""
+        q = self.index_.terms(tokens)
+        cand, above, work = self.index_.lexical(FILED, q, unfiled=self.open_)
+        total = above + q.base
+        top = rank(total, depth)
+        ids, total = cand[top], total[top]
+        if q.base > 0 and depth > 0:            # bm25l, bm25+: the first memories sharing no term score the base
+            room = depth - int(np.count_nonzero(total > q.base))
+            first = np.arange(min(len(self.texts_), depth + len(cand)))
+            rest = np.setdiff1d(first, cand, assume_unique=True)[:room]
+            ids, total = np.concatenate([ids, rest]), np.concatenate([total, np.full(len(rest), q.base)])
+            order = np.lexsort((ids, -total))[:depth]
+            ids, total = ids[order], total[order]
+            work += len(rest)
+        keep = total > 0
+        return [int(i) for i in ids[keep]], [float(s) for s in total[keep]], work
+
     def _documents(self) -> list[list[str]]:
-        """What each memory is indexed as: its tokens, or with ``context`` its tokens
-        ``self_weight`` times and its session neighbours' (class docstring)."""
+        """What each memory is indexed as (recomputed from the texts: a reference for tests):
+        its tokens, or with ``context`` its tokens ``self_weight`` times and its session
+        neighbours' (class docstring)."""
+        tokens = [self._tokens(t) for t in self.texts_]
         if self.context <= 0:
-            return self.tokens_
+            return tokens
         at = np.asarray(self.at_)
         session = np.concatenate([[0], np.cumsum(np.diff(at) > self.context_gap)]) if len(at) else at
         docs = []
-        for i, own in enumerate(self.tokens_):
+        for i, own in enumerate(tokens):
             doc = own * self.self_weight
-            for j in range(max(0, i - self.context), min(len(self.tokens_), i + self.context + 1)):
+            for j in range(max(0, i - self.context), min(len(tokens), i + self.context + 1)):
                 if j != i and session[j] == session[i]:
-                    doc = doc + self.tokens_[j]
+                    doc = doc + tokens[j]
             docs.append(doc)
         return docs
-
-    def _scores(self, query_tokens: list[str]) -> np.ndarray:
-        """BM25 score of every memory for ``query_tokens`` (rebuilding a stale index first)."""
-        n = len(self.texts_)
-        if self.indexed_ != n:
-            self._rebuild()
-        if self.index_ is None:                 # no memory holds any token: nothing matches
-            return np.zeros(n, dtype=np.float32)
-        return np.asarray(self.index_.get_scores_from_ids(self.index_.get_tokens_ids(query_tokens)))
-
-    def _rebuild(self) -> None:
-        """Index every memory (vocabulary in sorted order, so builds are reproducible)."""
-        docs = self._documents()
-        vocab = {t: j for j, t in enumerate(sorted({t for doc in docs for t in doc}))}
-        self.indexed_ = len(self.tokens_)
-        self.rebuilds_ += 1
-        if not vocab:
-            self.index_ = None
-            return
-        index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        index.index(([[vocab[t] for t in doc] for doc in docs], vocab),
-                    create_empty_token=False, show_progress=False)
-        self.index_ = index
 
 
 def _ms(started: float) -> float:
