@@ -92,7 +92,7 @@ MALFORMED = {
     # checks
     "bad_check": "step 1 (s1): check.belief.minimum: 'minimum' is not a known key; did you mean 'min'?",
     "bad_belief_check": "step 1 (s1): check.belief[1].max: expected a number from 0 to 1, got 2",
-    "empty_check": "step 0 (s0): check: expected one or more of belief, conjecture, attention, tier, event_count",
+    "empty_check": "step 0 (s0): check: expected one or more of belief, conjecture, attention, tier, event_count, arousal",
     # probe fields for imported benchmarks
     "category_place": "step 0 (allergy): category: only allowed on probe steps, not on a 'say' step",
     "bad_category": "step 1 (s1): category: expected non-empty text, got ''",

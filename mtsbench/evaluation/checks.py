@@ -37,8 +37,8 @@ from ..embed import Embedder
 from ..llm.base import Item
 from ..mechanisms.decay import Decay, check_decay
 from ..memory.attention import DualAttention
-from ..scenario.model import (BeliefCheck, ConjectureCheck, EventCountCheck, Hints, StepAttentionCheck,
-                             TierCheck)
+from ..scenario.model import (ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck, Hints, StepAttentionCheck,
+                              TierCheck)
 from ..systems.base import NO_LLM, UNSUPPORTED, Context, EventOf, Observation, Query
 
 CHECKERS: dict[str, Callable] = {}
@@ -371,7 +371,7 @@ def check_system(system) -> list:
         assert o.cost.scored >= len(r.ids), "every ranked memory was scored"
         out.append((list(r.ids), list(r.scores), list(r.provenance), list(r.tokens), r.used))
     queries = (BeliefCheck("user.drink"), ConjectureCheck("user.cold"), StepAttentionCheck("s0"), TierCheck("s0", 0),
-               EventCountCheck("trip", 0), EventOf("s0"))
+               EventCountCheck("trip", 0), ArousalCheck("s0"), EventOf("s0"))
     for query in queries:
         try:
             value = system.read(query)

@@ -19,8 +19,8 @@ import pandas as pd
 from . import evidence
 from .answer import COLUMNS as ANSWER_COLUMNS
 from ..outputs.results import COST_COLUMNS, STEP_RECORDS
-from ..scenario.model import (OBSERVED_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario, StepAttentionCheck,
-                             TierCheck)
+from ..scenario.model import (OBSERVED_KINDS, ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario,
+                              StepAttentionCheck, TierCheck)
 
 COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
            "hit", "ranks", *COST_COLUMNS, "latency_ms"]
@@ -28,7 +28,7 @@ INT_COLUMNS = ["index", "k", *COST_COLUMNS]
 WALL_CLOCK_COLUMNS = ["latency_ms"]
 UNSUPPORTED_VALUE = "unsupported"
 CHECK_NAMES = {BeliefCheck: "belief", ConjectureCheck: "conjecture", StepAttentionCheck: "attention",
-               TierCheck: "tier", EventCountCheck: "event_count"}
+               TierCheck: "tier", EventCountCheck: "event_count", ArousalCheck: "arousal"}
 
 
 def describe_range(r) -> str:
@@ -97,6 +97,11 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
         verdicts.append(not false)
         out.append(_row(rec, "absent", not false, len(false), "none of " + " ".join(step.expect.absent),
                         k=k, ranks=_ranks_text(ranks)))
+    if step.expect.order:
+        ranks = evidence.first_ranks(provenance, step.expect.order)
+        verdicts.append(in_order(ranks, step.expect.order))
+        out.append(_row(rec, "order", verdicts[-1], _ranks_text(ranks), " > ".join(step.expect.order), k=k,
+                        ranks=_ranks_text(ranks)))
     passed = all(verdicts) if verdicts else None
     head = _row(rec, "probe", passed, recall, " ".join(step.expect.recall) or None, k=k,
                 recall=None if recall is None else round(recall, 4), hit=hit)
@@ -115,6 +120,18 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
     return [head, *out]
 
 
+def in_order(ranks: dict[str, int | None], order: tuple[str, ...]) -> bool:
+    """Each step of ``order`` ranks strictly above the next (an unranked step ranks below all).
+
+    >>> in_order({"a": 1, "b": 4}, ("a", "b")), in_order({"a": 1, "b": None}, ("a", "b"))
+    (True, True)
+    >>> in_order({"a": None, "b": None}, ("a", "b")), in_order({"a": 2, "b": 2}, ("a", "b"))
+    (False, False)
+    """
+    place = [math.inf if ranks[s] is None else ranks[s] for s in order]
+    return all(a < b for a, b in zip(place, place[1:]))
+
+
 def _ranks_text(ranks: dict[str, int | None]) -> str:
     return " ".join(f"{s}:{'-' if r is None else r}" for s, r in ranks.items())
 
@@ -129,9 +146,11 @@ def judge_check(c, value) -> tuple[str, bool | None, object, str]:
     elif isinstance(c, ConjectureCheck):
         expected = f"{c.key if not c.from_ else 'from ' + steps_text(c.from_)} present={c.present}"
     elif isinstance(c, StepAttentionCheck):
-        expected = f"{c.step} " + describe_range(c)
+        expected = f"{c.step} " + _bounds(c)
+    elif isinstance(c, ArousalCheck):
+        expected = f"{c.step} aroused{f' since {c.since}' if c.since else ''} " + _bounds(c)
     elif isinstance(c, TierCheck):
-        expected = f"{c.step} tier <= {c.max}"
+        expected = f"{c.step} tier " + describe_range(Range(c.min, c.max))
     elif isinstance(c, EventCountCheck):
         expected = f"{c.category if not c.containing else 'containing ' + steps_text(c.containing)} == {c.equals}"
     else:
@@ -141,13 +160,32 @@ def judge_check(c, value) -> tuple[str, bool | None, object, str]:
         return name, None, UNSUPPORTED_VALUE, expected
     if isinstance(c, BeliefCheck) and c.from_ is not None and value is None:
         return name, False, f"no live fact from {c.from_}", expected
-    if isinstance(c, (BeliefCheck, StepAttentionCheck)):
+    if isinstance(c, (StepAttentionCheck, ArousalCheck)) and isinstance(value, dict):
+        own, other = value["value"], value["above"]
+        passed = Range(c.min, c.max).contains(own) and other is not None and own > other
+        shown = f"{_shown(own)} vs {c.above} {_shown(other)}"
+        return name, passed, shown, expected
+    if isinstance(c, (BeliefCheck, StepAttentionCheck, ArousalCheck)):
         return name, Range(c.min, c.max).contains(value), _round(value), expected
     if isinstance(c, ConjectureCheck):
         return name, value == c.present, value, expected
     if isinstance(c, TierCheck):
-        return name, value is not None and value <= c.max, value, expected
+        return name, Range(c.min, c.max).contains(value), value, expected
     return name, value == c.equals, value, expected
+
+
+def _bounds(c) -> str:
+    """The bounds of an attention or arousal check as ``expected`` shows them: ``>= 6``, ``> other``.
+
+    >>> _bounds(StepAttentionCheck("a", min=1, above="b")), _bounds(ArousalCheck("a", max=0))
+    ('>= 1, > b', '<= 0')
+    """
+    parts = [describe_range(c)] if c.min is not None or c.max is not None else []
+    return ", ".join(parts + ([f"> {c.above}"] if c.above else [])) or "any"
+
+
+def _shown(x) -> str:
+    return "no memory" if x is None else f"{x:.4g}"
 
 
 def steps_text(steps: tuple[str, ...]) -> str:

@@ -22,7 +22,7 @@ import yaml
 
 SUFFIXES = (".yaml", ".yml")
 CHECK_NAMES = {"BeliefCheck": "belief", "ConjectureCheck": "conjecture", "StepAttentionCheck": "attention",
-               "TierCheck": "tier", "EventCountCheck": "event_count"}
+               "TierCheck": "tier", "EventCountCheck": "event_count", "ArousalCheck": "arousal"}
 _targets = pytest.StashKey[tuple]()
 
 
@@ -73,7 +73,8 @@ def expectations(scenario) -> list[tuple[int, str]]:
     for step in scenario.steps:
         e = step.expect
         out += [(step.index, name) for name, on in (("attention", e.attention), ("recall", e.recall),
-                                                      ("absent", e.absent), ("event", e.event)) if on]
+                                                      ("absent", e.absent), ("order", e.order),
+                                                      ("event", e.event)) if on]
         out += [(step.index, CHECK_NAMES[type(c).__name__]) for c in step.checks]
     return out
 

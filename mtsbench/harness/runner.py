@@ -46,11 +46,11 @@ from ..config.options import Evaluation, ProbeOptions
 from ..scenario.catalog import bundled_scenarios, resolve
 from ..scenario.generate import generated_paths
 from ..scenario.loader import load_scenario
-from ..scenario.model import OBSERVED_KINDS, RUNNING, EventCountCheck, Scenario
+from ..scenario.model import OBSERVED_KINDS, RUNNING, ArousalCheck, EventCountCheck, Scenario, StepAttentionCheck
 from .progress import StepLog, step_bar
 from ..outputs.atomic import write_atomic
 from ..outputs.stream import TIMELINES, TRACE, RunWriter
-from ..systems.base import Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
+from ..systems.base import UNSUPPORTED, Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
 from ..outputs.timelines import Timeline
 from .workload import Probes
 
@@ -113,6 +113,39 @@ def drive(system: MemorySystem, step, depth: int):
     if step.kind == "idle":
         return system.idle(Idle(step.id, step.at, step.duration))
     return system.tick(Tick(step.id, step.at))
+
+
+def since_reads(scenario: Scenario) -> dict[str, list[str]]:
+    """Step id -> the steps whose memories' arousal must be read just before it: the ``since``
+    step of every arousal check (the check and its ``above``)."""
+    out: dict[str, list[str]] = {}
+    for step in scenario.steps:
+        for c in step.checks:
+            if isinstance(c, ArousalCheck) and c.since is not None:
+                out.setdefault(c.since, []).extend(s for s in (c.step, c.above) if s is not None)
+    return out
+
+
+def read_check(system: MemorySystem, c, before: dict[tuple[str, str], object]):
+    """The value a check step records for check ``c``: what ``system.read`` answers; for an
+    arousal check with ``since``, the arousal received since then (the reading minus the one
+    taken just before that step, ``before[(since, step)]``; none taken: the memory did not exist
+    yet, so everything counts); with ``above``, ``{"value": its own, "above": the other's}``."""
+    if not isinstance(c, (StepAttentionCheck, ArousalCheck)):
+        return system.read(c)
+
+    def one(step: str):
+        value = system.read(replace(c, step=step, above=None))
+        if isinstance(c, ArousalCheck) and c.since is not None and isinstance(value, float):
+            start = before.get((c.since, step))
+            value -= start if isinstance(start, float) else 0.0
+        return value
+
+    own = one(c.step)
+    if c.above is None or own is UNSUPPORTED:
+        return own
+    other = one(c.above)
+    return UNSUPPORTED if other is UNSUPPORTED else {"value": own, "above": other}
 
 
 CHUNK_ROWS = 65_536     # a long scenario's trace events and timeline rows leave memory this many at a time
@@ -184,7 +217,11 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
                 rec.state(step, outcome, "event", system.read(EventOf(sid)))
         read_counts(summarized)
 
+    since = since_reads(scenario)
+    before: dict[tuple[str, str], object] = {}      # (since step, step) -> its memory's arousal just before
     for step in scenario.steps:
+        for s in since.get(step.id, ()):
+            before[(step.id, s)] = system.read(ArousalCheck(s))
         outcome = drive(system, step, depth)
         if step.kind == "probe":
             if texts_of is not None and outcome.ranking is not None:
@@ -211,7 +248,7 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
             unsummarized = set(system.waiting())
             for n, c in enumerate(step.checks):
                 if not (unsummarized and isinstance(c, EventCountCheck)):
-                    rec.state(step, outcome, "check", system.read(c), n)
+                    rec.state(step, outcome, "check", read_check(system, c, before), n)
             if unsummarized and any(isinstance(c, EventCountCheck) for c in step.checks):
                 counting.append((step, outcome, unsummarized))
         read_events(outcome.summarized)

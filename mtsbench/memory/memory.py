@@ -255,6 +255,7 @@ class Memory:
         if not len(targets):
             return targets
         uniq, total = self.attention.arouse(self.store, targets, amounts, self.now)
+        self.store.aroused[uniq] += total          # what a check reads (``arousal``): given, before the cap
         self.emit("aroused", ids=uniq.tolist(), amounts=[round(a, 4) for a in total.tolist()])
         return uniq
 

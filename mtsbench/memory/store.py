@@ -21,7 +21,7 @@ KINDS = ("turn", "perception", "fact", "summary", "event", "impression", "conjec
 KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 
 _FLOAT_COLUMNS = ("created", "belief", "w_plus", "w_minus", "long_v", "long_t", "long_s", "short_v", "short_t",
-                  "short_s")
+                  "short_s", "aroused")     # aroused: the arousal amounts a memory received, summed (Memory.arouse)
 
 
 @dataclass

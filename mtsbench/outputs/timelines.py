@@ -1,7 +1,7 @@
 """Attention timelines of the memories a scenario's expectations name (``timelines.parquet``).
 
-The named steps are those of ``recall`` and ``absent`` on probes and of the ``attention``
-and ``tier`` checks. After every step the runner samples, for each named step whose
+The named steps are those of ``recall``, ``absent`` and ``order`` on probes and of the
+``attention``, ``tier`` and ``arousal`` checks (and their ``above``). After every step the runner samples, for each named step whose
 memory exists, its long and short attention and its tier at the simulated time: the cost
 is the number of named memories, never the store's size. Plots read only that file. A
 system without attention samples nothing (``MemorySystem.sample`` returns []).
@@ -9,7 +9,7 @@ system without attention samples nothing (``MemorySystem.sample`` returns []).
 
 from __future__ import annotations
 
-from ..scenario.model import Scenario, StepAttentionCheck, TierCheck
+from ..scenario.model import ArousalCheck, Scenario, StepAttentionCheck, TierCheck
 
 COLUMNS = ["scenario", "index", "step", "memory", "t", "long", "short", "tier"]
 
@@ -25,11 +25,13 @@ def named_steps(scenario: Scenario) -> tuple[str, ...]:
     """
     names: dict[str, None] = {}
     for step in scenario.steps:
-        for s in (*step.expect.recall, *step.expect.absent):
+        for s in (*step.expect.recall, *step.expect.absent, *step.expect.order):
             names.setdefault(s)
         for c in step.checks:
-            if isinstance(c, (StepAttentionCheck, TierCheck)):
+            if isinstance(c, (StepAttentionCheck, TierCheck, ArousalCheck)):
                 names.setdefault(c.step)
+                if getattr(c, "above", None):
+                    names.setdefault(c.above)
     return tuple(names)
 
 

@@ -11,7 +11,7 @@ module (``mtsbench.scenario.times`` for a config check) does not load the loader
 import importlib
 
 _FROM = {"catalog": ("bundled_dir", "describe", "resolve"), "loader": ("ScenarioError", "load_scenario"),
-         "model": ("STEP_KINDS", "BeliefCheck", "ConjectureCheck", "EventCountCheck", "EventExpect", "EventHint",
+         "model": ("STEP_KINDS", "ArousalCheck", "BeliefCheck", "ConjectureCheck", "EventCountCheck", "EventExpect", "EventHint",
                    "EventTag", "Expect", "Fact", "FactHint", "Hints", "Impression", "InferHint", "Range", "Scenario",
                    "Step", "StepAttentionCheck", "TierCheck"),
          "times": ("format_at", "parse_at", "parse_duration")}

@@ -24,8 +24,10 @@ Refused: invalid YAML (including duplicate keys); a top level that is not a mapp
 missing required fields; wrong types and out-of-range numbers; unknown keys (with a
 did-you-mean); zero or several step kinds in a step; ``at`` before the start, going back
 in time, or inside an earlier step's idle; bad durations; duplicate step ids; references
-(``recall``, ``absent``, ``event.same_as``, ``check`` ``attention.step``/``tier.step``) that
-do not name an *earlier* say/reply/perceive/probe step; provenance references (``check``
+(``recall``, ``absent``, ``order``, ``event.same_as``, ``check`` ``attention.step``/``tier.step``/
+``arousal.step`` and their ``above``) that do not name an *earlier* say/reply/perceive/probe step, an
+``arousal.since`` that names no earlier step, an ``order`` naming a step twice, an ``above`` naming the
+checked step itself; provenance references (``check``
 ``belief.from``, ``conjecture.from``, ``event_count.containing``) that do not name an
 earlier say/reply/perceive step (a probe is not observed: nothing is derived from it);
 a check giving both or neither of its key (``key``, ``category``) and its provenance
@@ -83,8 +85,9 @@ from pydantic import ValidationError
 from ..errors import ScenarioError
 from . import schema_models as sm
 from . import schema_parts as sp
-from .model import (OBSERVED_KINDS, TEXT_KINDS, BeliefCheck, ConjectureCheck, EventCountCheck, EventExpect, EventTag,
-                    Expect, Fact, Hints, Impression, Range, Scenario, Step, StepAttentionCheck, TierCheck)
+from .model import (OBSERVED_KINDS, STEP_KINDS, TEXT_KINDS, ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck,
+                    EventExpect, EventTag, Expect, Fact, Hints, Impression, Range, Scenario, Step, StepAttentionCheck,
+                    TierCheck)
 from .schema_base import all_problems
 from .schema_types import LANGUAGES, MAX_K, STEP_ID, brief, join_words
 from .times import MAX_DAYS, MAX_SECONDS, format_at, parse_at
@@ -449,7 +452,11 @@ def _expect(m: sp.ObservedExpect | sp.ProbeExpect, refs: _Refs) -> Expect:
         if stray:
             raise _Problem(f"expect.recall_roles.{name}", f"step '{stray[0]}' is not in expect.recall; expected "
                            "every step of a role to be evidence too")
-    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions, recall_roles=roles)
+    order = refs.many("expect.order", m.order)
+    if len(set(order)) < len(order):
+        twice = next(o for i, o in enumerate(order) if o in order[:i])
+        raise _Problem("expect.order", f"names step '{twice}' twice; expected distinct steps, best first")
+    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions, recall_roles=roles, order=order)
 
 
 def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:
@@ -467,10 +474,26 @@ def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:
                 sources = () if spec.from_ is None else refs.sources(field + ".from", spec.from_)
                 out.append(ConjectureCheck(spec.key, spec.present, sources))
             elif name == "attention":
-                out.append(StepAttentionCheck(refs.one(field + ".step", spec.step), spec.min, spec.max))
+                out.append(StepAttentionCheck(refs.one(field + ".step", spec.step), spec.min, spec.max,
+                                              _other(refs, field, spec)))
             elif name == "tier":
-                out.append(TierCheck(refs.one(field + ".step", spec.step), spec.max))
+                out.append(TierCheck(refs.one(field + ".step", spec.step), spec.max, spec.min))
+            elif name == "arousal":
+                since = None if spec.since is None else refs.one(field + ".since", spec.since, STEP_KINDS)
+                out.append(ArousalCheck(refs.one(field + ".step", spec.step), spec.min, spec.max, since,
+                                        _other(refs, field, spec)))
             else:
                 containing = () if spec.containing is None else refs.sources(field + ".containing", spec.containing)
                 out.append(EventCountCheck(spec.category, spec.equals, containing))
     return tuple(out)
+
+
+def _other(refs: _Refs, field: str, spec) -> str | None:
+    """The ``above`` step of an attention or arousal check: an earlier step, not the checked one."""
+    if spec.above is None:
+        return None
+    other = refs.one(field + ".above", spec.above)
+    if other == str(spec.step):
+        raise _Problem(field + ".above", f"names the checked step '{other}' itself; expected another step to compare with")
+    return other
+

@@ -28,7 +28,7 @@ OBSERVED_KINDS = ("say", "reply", "perceive")
 # inside a run should name it: the scenario a cassette record was sent in (``llm.cassette``),
 # and the one a replay serves when no caller told it (``llm.replay.ReplayLLM.serve``).
 RUNNING: "ContextVar[Scenario | None]" = ContextVar("mtsbench_running_scenario", default=None)
-CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count")
+CHECK_NAMES = ("belief", "conjecture", "attention", "tier", "event_count", "arousal")
 
 
 @dataclass(frozen=True)
@@ -126,17 +126,36 @@ class ConjectureCheck:
 
 @dataclass(frozen=True)
 class StepAttentionCheck:
+    """The current attention of step ``step``'s memory lies in [min, max]; with ``above``, it
+    also exceeds the current attention of that step's memory."""
+
     step: str
     min: float | None = None
     max: float | None = None
+    above: str | None = None
 
 
 @dataclass(frozen=True)
 class TierCheck:
-    """The memory of step ``step`` sits in tier ``max`` or above (0 = top tier)."""
+    """The memory of step ``step`` sits in tier ``max`` or above and in tier ``min`` or below
+    (0 = top tier; None: that side is open)."""
 
     step: str
-    max: int
+    max: int | None = None
+    min: int | None = None
+
+
+@dataclass(frozen=True)
+class ArousalCheck:
+    """The arousal step ``step``'s memory received (the amounts regional arousal gave it, summed,
+    before the attention cap) since step ``since`` began (None: since it was stored) lies in
+    [min, max]; with ``above``, it also exceeds what that step's memory received over the same span."""
+
+    step: str
+    min: float | None = None
+    max: float | None = None
+    since: str | None = None
+    above: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,13 +169,14 @@ class EventCountCheck:
     containing: tuple[str, ...] = ()
 
 
-Check = Union[BeliefCheck, ConjectureCheck, StepAttentionCheck, TierCheck, EventCountCheck]
+Check = Union[BeliefCheck, ConjectureCheck, StepAttentionCheck, TierCheck, EventCountCheck, ArousalCheck]
 
 
 @dataclass(frozen=True)
 class Expect:
-    """Expectations: ``attention``/``event`` on say, reply, perceive; ``recall``/``absent``/``k``
-    and ``recall_sessions`` (session name -> its step ids, in file order) on probe."""
+    """Expectations: ``attention``/``event`` on say, reply, perceive; ``recall``/``absent``/``k``,
+    ``order`` (steps the probe's ranking must name in this order) and ``recall_sessions``
+    (session name -> its step ids, in file order) on probe."""
 
     attention: Range | None = None
     event: EventExpect | None = None
@@ -165,6 +185,7 @@ class Expect:
     k: int = 5
     recall_sessions: tuple[tuple[str, tuple[str, ...]], ...] = ()
     recall_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    order: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

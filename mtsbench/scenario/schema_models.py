@@ -114,7 +114,7 @@ class CheckStep(_Step):
 
     _kind: ClassVar[str] = "check"
     check: Checks
-    """One or more of belief, conjecture, attention, tier, event_count."""
+    """One or more of belief, conjecture, attention, tier, event_count, arousal."""
     expect: SkipJsonSchema[Optional[NoExpect]] = None
 
 

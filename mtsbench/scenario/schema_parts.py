@@ -13,10 +13,10 @@ from pydantic import BeforeValidator, ConfigDict, Discriminator, Field, Tag, mod
 
 from .model import CHECK_NAMES
 from .schema_base import Strict
-from .schema_types import (Bool, Count, Duration, K, NonNegative, Ref, RefList, RefOrRefs, Salience, Scalar,
-                           Sessions, Text, TrueOnly, Unit, fail, list_of)
+from .schema_types import (Bool, Count, Duration, K, NonNegative, OrderList, Ref, RefList, RefOrRefs, Salience,
+                           Scalar, Sessions, Text, TrueOnly, Unit, fail, list_of)
 
-EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "recall_sessions", "recall_roles")
+EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "order", "recall_sessions", "recall_roles")
 
 
 class Fact(Strict):
@@ -128,6 +128,9 @@ class ProbeExpect(Strict):
     """Earlier steps none of which may be named by the top k memories."""
     k: K = 5
     """How many memories the probe uses and is judged on (1-10,000)."""
+    order: OrderList = ()
+    """Two or more earlier steps, best first: the probe's ranking (evaluation.rank_to deep) must name each
+    above the next (by the first memory naming it; a step no ranked memory names ranks below every one)."""
     recall_sessions: Sessions = Field(default_factory=dict)
     """{SESSION: [STEP, ...]}: session recall for imported benchmarks (not pass/fail)."""
     recall_roles: Sessions = Field(default_factory=dict)
@@ -200,7 +203,8 @@ class ConjectureCheck(Strict):
 
 
 class AttentionCheck(Strict):
-    """Passes when the current attention (long + short) of an earlier step's own memory is in [min, max]."""
+    """Passes when the current attention (long + short) of an earlier step's own memory is in [min, max]
+    and, with above, exceeds the current attention of that other step's memory."""
 
     step: Ref
     """An earlier say, reply, perceive or probe step."""
@@ -208,16 +212,48 @@ class AttentionCheck(Strict):
     """Lowest attention that passes (>= 0)."""
     max: Optional[NonNegative] = None
     """Highest attention that passes (>= 0)."""
+    above: Ref = None
+    """An earlier step whose memory's current attention this one's must exceed."""
     _order = model_validator(mode="after")(_ordered)
 
 
+def _bounded(cls, data: dict) -> None:
+    """A tier check's ``_more``: at least one of max and min."""
+    if "max" not in data and "min" not in data:
+        raise fail("expected 'max: N' (sits in tier N or above) or 'min: N' (has sunk to tier N or below), or both")
+
+
 class TierCheck(Strict):
-    """Passes when an earlier step's own memory sits in tier max or higher (0 = the top tier)."""
+    """Passes when an earlier step's own memory sits in tier max or higher and in tier min or lower
+    (0 = the top tier); give max, min or both."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["max"]}, {"required": ["min"]}]})
+    step: Ref
+    """An earlier say, reply, perceive or probe step."""
+    max: Optional[Count] = None
+    """The lowest tier that passes (an integer >= 0): the memory sits in this tier or above."""
+    min: Optional[Count] = None
+    """The highest tier that passes (an integer >= 0): the memory has sunk to this tier or below."""
+    _order = model_validator(mode="after")(_ordered)
+    _more = classmethod(_bounded)
+
+
+class ArousalCheck(Strict):
+    """Passes when the arousal an earlier step's own memory received (the amounts regional arousal gave
+    it, summed, before the attention cap) since step since began -- or since it was stored -- is in
+    [min, max] and, with above, exceeds what that other step's memory received over the same span."""
 
     step: Ref
     """An earlier say, reply, perceive or probe step."""
-    max: Count
-    """The lowest tier that passes (an integer >= 0)."""
+    since: Ref = None
+    """An earlier step of any kind: count the arousal received from the moment it began (default: all of it)."""
+    min: Optional[NonNegative] = None
+    """Least arousal that passes (>= 0)."""
+    max: Optional[NonNegative] = None
+    """Most arousal that passes (>= 0; 0: none at all)."""
+    above: Ref = None
+    """An earlier step whose memory must have received less arousal over the same span."""
+    _order = model_validator(mode="after")(_ordered)
 
 
 class EventCountCheck(Strict):
@@ -246,7 +282,7 @@ def _one_or_many(model):
 
 
 class Checks(Strict):
-    """Assertions on the memory's state at the step's time: one or more of the five check names, each a
+    """Assertions on the memory's state at the step's time: one or more of the six check names, each a
     mapping or a non-empty list of mappings."""
 
     model_config = ConfigDict(json_schema_extra={"minProperties": 1})
@@ -261,6 +297,8 @@ class Checks(Strict):
     """The tier of a step's memory."""
     event_count: _one_or_many(EventCountCheck) = None
     """How many live events a category has."""
+    arousal: _one_or_many(ArousalCheck) = None
+    """How much arousal a step's memory received."""
 
     @classmethod
     def _more(cls, data: dict) -> None:

@@ -231,6 +231,16 @@ def _refs(what: str, nonempty: bool = False):
 RefList = Annotated[list[Ref], BeforeValidator(_refs("a list of step ids such as [allergy]"))]
 
 
+def _two_or_more(value):
+    _refs("a list of two or more step ids, best first, such as [milk, weather]")(value)
+    if len(value) < 2:
+        raise fail(f"expected a list of two or more step ids, best first, such as [milk, weather], got {brief(value)}")
+    return value
+
+
+OrderList = Annotated[list[Ref], Field(min_length=2), BeforeValidator(_two_or_more)]
+
+
 def _ref_or_refs(what: str):
     """A step id, or a non-empty list of them (``what``: how the refusal names the two)."""
     many = _refs(what, nonempty=True)

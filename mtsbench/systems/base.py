@@ -12,7 +12,10 @@ The runner builds one system per scenario (``hydra.utils.instantiate(cfg.system)
 - ``tick(Tick)``: a ``check`` step; only time passes;
 - ``read(query)`` after a check step: a state value for an expectation (a check of
   ``mtsbench.scenario.model`` or ``EventOf``), or ``UNSUPPORTED`` when the system has no
-  such state — reported as unsupported, never as a failure;
+  such state — reported as unsupported, never as a failure. Each check is read for its
+  ``step`` alone: an ``ArousalCheck`` as all the arousal that step's memory received since it
+  was stored (None: no memory); the runner reads the ``above`` step the same way, and for a
+  ``since`` takes the difference with a reading just before that step (``harness.runner.read_check``);
 - ``finish()`` when the scenario is over (flush what waits).
 
 ``labels`` (an attribute, True when absent) says whether the system rates each observed

@@ -34,7 +34,7 @@ from ...memory.store import KIND_CODE
 from ...core.params import Count, declared
 from .preload import PreloadSpec, preload
 from ...processes.events import EventTracker
-from ...scenario.model import BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
+from ...scenario.model import ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck, StepAttentionCheck, TierCheck
 from ..base import UNSUPPORTED, Context, EventOf, Idle, Observation, Outcome, Query, Tick, Totals, take_events
 
 
@@ -170,6 +170,9 @@ class MtsSystem:
         if isinstance(query, TierCheck):
             i = store.by_step.get(query.step)
             return None if i is None else int(store.tier[i])
+        if isinstance(query, ArousalCheck):       # all it received since stored: the runner takes the difference
+            i = store.by_step.get(query.step)
+            return None if i is None else float(store.aroused[i])
         if isinstance(query, EventCountCheck):
             if query.containing:
                 return len(events_containing(self.events_, m, query.containing))

@@ -1,0 +1,187 @@
+"""Expectations that say how much and in what order (issue 53): a probe's ``order``, a tier's
+lower bound (``tier: {min: N}``), attention compared with another memory's (``above``) and the
+arousal a memory received (``arousal: {step, since, min, max, above}``).
+
+Each kind passes and fails on one small scenario written here, run in-process under the
+reference configuration (the values are read from the run, nothing is mocked); a malformed
+form is one loader line; the JSON Schema agrees with the loader; and end to end, a scenario
+whose order expectation fails makes ``mtsbench check`` exit 1 with its one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mtsbench.config.composition import compose
+from mtsbench.harness.runner import run_scenario
+from mtsbench.scenario import ScenarioError, load_scenario
+from mtsbench.scenario.model import ArousalCheck, StepAttentionCheck, TierCheck
+
+# The garden's field on day 0, two unrelated remarks, six weeks of quiet, then the garden returns
+# (``back``): it arouses the garden's memories and, with the hashing embedder, nothing of the whales.
+HEAD = """\
+id: mag
+title: Magnitude and order checks
+language: en
+start: 2026-03-02T08:00:00
+steps:
+  - id: roses
+    at: d0 10:00
+    say: "I pruned the roses in the garden this morning, they had grown wild."
+    hints: {salience: 4}
+  - id: hose
+    at: d0 10:15
+    say: "I bought a longer hose for watering the garden."
+    hints: {salience: 3}
+  - {at: d0 23:00, idle: 8h}
+  - id: whales
+    at: d6 09:00
+    say: "I watched a documentary about whales yesterday."
+    hints: {salience: 2}
+  - {at: d20 23:00, idle: 8h}
+  - id: back
+    at: d42 10:00
+    say: "Today I am planting tomatoes in the garden again."
+    hints: {salience: 4}
+"""
+
+# (name, spec, passes, value shown)
+CHECKS = [
+    ("arousal", {"step": "roses", "since": "back", "min": 0.5}, True, None),
+    ("arousal", {"step": "roses", "since": "back", "max": 0}, False, None),
+    ("arousal", {"step": "whales", "since": "back", "max": 0}, True, 0.0),
+    ("arousal", {"step": "whales", "since": "back", "min": 0.1}, False, 0.0),
+    ("arousal", {"step": "roses", "since": "back", "above": "whales"}, True, None),
+    ("arousal", {"step": "whales", "since": "back", "above": "roses"}, False, None),
+    ("tier", {"step": "whales", "min": 2}, True, 2),
+    ("tier", {"step": "whales", "min": 3}, False, 2),
+    ("tier", {"step": "whales", "min": 1, "max": 2}, True, 2),
+    ("attention", {"step": "roses", "above": "whales"}, True, None),
+    ("attention", {"step": "whales", "above": "roses"}, False, None),
+]
+
+
+def write(tmp_path: Path, text: str, name: str = "mag") -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text.replace("id: mag\n", f"id: {name}\n", 1), encoding="utf-8")
+    return path
+
+
+def probe(order: list[str]) -> str:
+    return ("  - id: ask\n    at: d42 10:30\n    probe: \"What did I buy for watering the garden?\"\n"
+            f"    motivation: 1.0\n    expect: {{order: [{', '.join(order)}]}}\n")
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory) -> list[dict]:
+    checks: dict[str, list] = {}
+    for name, spec, _, _ in CHECKS:
+        checks.setdefault(name, []).append(spec)
+    text = (HEAD + "  - at: d42 10:00\n    check: " + yaml.safe_dump(checks, default_flow_style=True, width=10_000)
+            + probe(["hose", "roses"]).replace("id: ask", "id: right") + probe(["whales", "hose"]).replace(
+                "id: ask", "id: wrong").replace("10:30", "10:31"))
+    scenario = load_scenario(write(tmp_path_factory.mktemp("mag"), text))
+    return run_scenario(compose([])[0], scenario).rows
+
+
+@pytest.mark.parametrize("n", range(len(CHECKS)), ids=[f"{c[0]}:{c[1]}" for c in CHECKS])
+def test_each_check_passes_and_fails(rows, n):
+    name, spec, passes, value = CHECKS[n]
+    checked = [r for r in rows if r["kind"] == "check"]
+    row = [r for r in checked if r["check"] == name][[c for c in CHECKS if c[0] == name].index(CHECKS[n])]
+    assert row["passed"] is passes, row
+    if value is not None:
+        assert row["value"] == value, row
+
+
+def test_arousal_scales_with_what_the_return_evokes(rows):
+    """The returning garden arouses the roses (one topic) and nothing of the whales: the radius."""
+    got = {r["expected"]: r["value"] for r in rows if r["check"] == "arousal"}
+    assert got["roses aroused since back >= 0.5"] > 0.5
+    assert got["whales aroused since back <= 0"] == 0.0
+    assert got["roses aroused since back > whales"].endswith("vs whales 0")
+
+
+def test_the_order_row(rows):
+    order = {r["step"]: r for r in rows if r["check"] == "order"}
+    assert order["right"]["passed"] is True and order["right"]["expected"] == "hose > roses"
+    assert order["wrong"]["passed"] is False and order["wrong"]["value"].startswith("whales:")
+    probes = {r["step"]: r["passed"] for r in rows if r["check"] == "probe"}
+    assert probes == {"right": True, "wrong": False}
+
+
+def test_the_expected_column(rows):
+    expected = [r["expected"] for r in rows if r["kind"] == "check"]
+    assert [e for e in expected if " tier " in e] == ["whales tier >= 2", "whales tier >= 3", "whales tier [1, 2]"]
+    assert "roses > whales" in expected and "roses aroused since back > whales" in expected
+
+
+def test_the_loader_keeps_the_new_forms(tmp_path):
+    checks = {"tier": {"step": "whales", "min": 2}, "attention": {"step": "roses", "min": 1, "above": "whales"},
+              "arousal": {"step": "roses", "since": "back", "max": 3, "above": "hose"}}
+    text = HEAD + "  - at: d42 10:00\n    check: " + yaml.safe_dump(checks, default_flow_style=True, sort_keys=False) + probe(
+        ["hose", "roses", "whales"])
+    scenario = load_scenario(write(tmp_path, text))
+    assert scenario.steps[-2].checks == (TierCheck("whales", None, 2), StepAttentionCheck("roses", 1.0, None, "whales"),
+                                         ArousalCheck("roses", None, 3.0, "back", "hose"))
+    assert scenario.steps[-1].expect.order == ("hose", "roses", "whales")
+
+
+BAD = {
+    "check: {tier: {step: whales}}":
+        "check.tier: expected 'max: N' (sits in tier N or above) or 'min: N' (has sunk to tier N or below), or both",
+    "check: {tier: {step: whales, min: 3, max: 1}}": "check.tier: expected min <= max, got min 3 above max 1",
+    "check: {tier: {step: whales, min: -1}}": "check.tier.min: expected an integer >= 0, got -1",
+    "check: {arousal: {step: roses, since: bck}}": "check.arousal.since: refers to unknown step 'bck'; did you mean 'back'?",
+    "check: {arousal: {step: roses, since: later}}":
+        "check.arousal.since: refers to step 'later' that comes later; expected an earlier step",
+    "check: {arousal: {step: roses, min: -0.5}}": "check.arousal.min: expected a number >= 0, got -0.5",
+    "check: {arousal: {step: roses, amount: 1}}":
+        "check.arousal.amount: 'amount' is not a known key (expected one of step, since, min, max, above)",
+    "check: {attention: {step: roses, above: roses}}":
+        "check.attention.above: names the checked step 'roses' itself; expected another step to compare with",
+    "probe: Where?\n    expect: {order: [hose]}":
+        "expect.order: expected a list of two or more step ids, best first, such as [milk, weather], got ['hose']",
+    "probe: Where?\n    expect: {order: [hose, roses, hose]}":
+        "expect.order: names step 'hose' twice; expected distinct steps, best first",
+    "probe: Where?\n    expect: {order: [hose, rose]}": "expect.order[1]: refers to unknown step 'rose'; did you mean 'roses'?",
+    "say: Hello.\n    expect: {order: [hose, roses]}": "expect.order: only allowed on probe steps, not on a 'say' step",
+}
+
+
+@pytest.mark.parametrize("step", list(BAD), ids=range(len(BAD)))
+def test_a_bad_form_is_one_loader_line(tmp_path, step):
+    path = write(tmp_path, HEAD + f"  - at: d42 10:00\n    {step}\n  - {{id: later, at: d43 10:00, say: Bye.}}\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == f"{path}: step 6 (s6): {BAD[step]}"
+
+
+def test_the_schema_agrees():
+    jsonschema = pytest.importorskip("jsonschema")
+    from mtsbench.scenario.schema_models import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+
+    def valid(step: str) -> bool:
+        doc = yaml.safe_load(HEAD + f"  - at: d42 10:00\n    {step}\n")
+        doc["start"] = "2026-03-02T08:00:00"
+        return not any(True for _ in validator.iter_errors(doc))
+
+    assert valid("check: {tier: {step: whales, min: 2}}") and valid("check: {tier: {step: whales, max: 1}}")
+    assert valid("check: {arousal: {step: roses, since: back, max: 0, above: hose}}")
+    assert valid("probe: Where?\n    expect: {order: [hose, roses]}")
+    assert not valid("check: {tier: {step: whales}}")
+    assert not valid("check: {arousal: {step: roses, amount: 1}}")
+    assert not valid("probe: Where?\n    expect: {order: [hose]}")
+
+
+def test_a_failing_order_is_exit_1_and_one_line(cli, tmp_path):
+    path = write(tmp_path, HEAD + probe(["whales", "hose"]), "mag_fails")
+    done = cli("check", path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    line = next(line for line in done.stdout.splitlines() if "| order |" in line)
+    assert line.startswith("| mag_fails | 6 | ask | order | whales:") and line.endswith("| whales > hose |"), line
