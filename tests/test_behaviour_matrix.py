@@ -70,3 +70,24 @@ def test_an_embedder_without_its_extra_skips_its_cells(embedder, module, monkeyp
     assert set(frame["outcome"]) == {"skipped"} and len(frame) == 2 * len(behaviour.variants("decay"))
     assert frame["failed"].iloc[0] == f"{module} is not installed (embedder={embedder} needs its optional extra)"
     assert not (tmp_path / embedder).exists()
+
+
+def test_a_mechanism_no_longer_detected_fails_the_matrix(monkeypatch, tmp_path, capsys):
+    """Issue 53: an ablation that no longer changes anything (here: turned into no override, as a
+    mechanism that stopped acting leaves its ablated cells passing) drops detection below the
+    floor: ``check --matrix`` exits 1 and names the cells that lost it, though every "on" cell passes."""
+    decay = behaviour.MECHANISMS["decay"]
+    monkeypatch.setitem(behaviour.MECHANISMS, "decay", behaviour.Mechanism(decay.title, ("ablate=none",)))
+    code = behaviour.check([], tmp_path, keep=True, embedders=["hashing"], mechanisms=["decay"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "cells that lost detection" in out and "mechanisms detected below their floor" in out
+    under = out.split("mechanisms detected below their floor:")[1]
+    assert "| decay | hashing | 0 | 4 | concert_burst exam_burst_zh mother_diabetes pool_locker |" in under
+    assert "Mechanisms detected below their floor" in (tmp_path / "matrix.md").read_text(encoding="utf-8")
+
+
+def test_the_floors_are_what_the_docs_say():
+    assert {m: mech.floor for m, mech in behaviour.MECHANISMS.items()} == {m: 4 for m in behaviour.MECHANISMS}
+    assert {(m, e): behaviour.MECHANISMS[m].floor_on(e) for m in behaviour.MECHANISMS for e in behaviour.EMBEDDERS
+            if behaviour.MECHANISMS[m].floor_on(e) != 4} == {("tiers", "sentence_transformers"): 3}
