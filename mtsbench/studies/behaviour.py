@@ -64,6 +64,7 @@ MECHANISMS: dict[str, Mechanism] = {
     # all-MiniLM-L6-v2 reads Chinese as shared characters: tiers/dentist_zh fails with tiers on there
     "tiers": Mechanism("tier flow (§1.3)", ("ablate=tiers",), floors=(("sentence_transformers", 3),)),
     "depth": Mechanism("depth by solving motivation (§1.3)", ("ablate=depth",)),
+    "retrieval": Mechanism("attention in the retrieval score (§1.3)", ("ablate=attention",)),
     "events": Mechanism("summaries with major events, stale split (§1.4)", ("ablate=events",)),
     "consolidation": Mechanism("idle consolidation, damped belief (§1.5)", ("ablate=consolidation",)),
     "inference": Mechanism("impressions with a TTL to conjectures (§1.6)", ("ablate=inference",)),
