@@ -1,0 +1,283 @@
+"""Mutation testing of the seed design with the behaviour suite as the test (issue 53; ``make mutants``).
+
+The tool is cosmic-ray (extra ``mutation``): it takes any test command, so the test is the user's
+own offline suite -- ``mtsbench check`` on the bundled scenarios, then ``mtsbench check --matrix
+--embedder hashing`` -- not the unit tests; it mutates files on disk (here a scratch copy of the
+source, so the repository is never touched) and keeps its session in SQLite, whose ``exec`` runs
+only what is still pending: a stopped run resumes where it stopped. docs/plugins.md argues the
+choice against mutmut 3.
+
+Subcommands (each prints what it does; paths are relative to the repository):
+
+``run [--modules PATH ...] [--work DIR]``
+    Copy ``mtsbench/``, ``configs/``, ``scenarios/``, ``cassettes/`` to ``DIR/src`` (kept: a second
+    run resumes), write ``DIR/cosmic-ray.toml`` from ``experiments/mutation/cosmic-ray.toml``, create
+    the session (``cosmic-ray init``) and filter it once: the operators the config leaves out
+    (``cr-filter-operators``), then every mutant on a line the suite never runs (measured by
+    running the suite once under coverage: this also proves the unmutated suite passes). Then
+    ``cosmic-ray exec`` and ``report``. Default modules: ``mechanisms/``, ``memory/``,
+    ``processes/`` and ``systems/mts/`` (the design's system).
+``suite [--src DIR]``
+    The test command cosmic-ray runs per mutant: the bundled checks, then the matrix on hashing one
+    mechanism at a time, stopping at the first failure (exit 1) -- the same verdict as the two
+    commands' exit codes, sooner for a killed mutant.
+``report [--work DIR] [--out DIR] [--partial TEXT]``
+    ``report.md`` and ``mutants.csv`` from the session and the triage (``experiments/mutation/
+    triage.yaml``): generated, filtered, killed, survived, pending; every survivor with its triage
+    (``equivalent: REASON`` or ``killed_by: CHECK``) or "untriaged"; the kill rate over the
+    non-equivalent mutants the suite runs.
+
+A mutant's id is ``MODULE:LINE:COLUMN:OPERATOR#OCCURRENCE`` (stable while the module is unchanged),
+the key of ``triage.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TEMPLATE = REPO / "experiments" / "mutation" / "cosmic-ray.toml"
+TRIAGE = REPO / "experiments" / "mutation" / "triage.yaml"
+MODULES = ["mtsbench/mechanisms", "mtsbench/memory", "mtsbench/processes", "mtsbench/systems/mts"]
+COPIED = ("mtsbench", "configs", "scenarios", "cassettes")
+NOT_RUN = "not run by the behaviour suite"
+
+
+def bin_path(name: str) -> str:
+    """A console script installed beside this interpreter (cosmic-ray, cr-filter-operators)."""
+    return str(Path(sys.executable).with_name(name))
+
+
+# -- the test command -------------------------------------------------------------------------------
+def suite(src: Path | None) -> int:
+    """The behaviour suite against the ``mtsbench`` in ``src`` (else the installed one); 0 when it passes."""
+    if src is not None:
+        sys.path.insert(0, str(src))
+    from mtsbench.cli import main as cli
+    from mtsbench.scenario.catalog import bundled_dir
+    from mtsbench.studies import behaviour
+
+    if cli(["check", str(bundled_dir())]) != 0:
+        return 1
+    with tempfile.TemporaryDirectory(prefix="mtsbench-mutant-") as folder:
+        for m in behaviour.MECHANISMS:
+            if behaviour.check([], Path(folder) / m, keep=False, embedders=["hashing"], mechanisms=[m]) != 0:
+                return 1
+    return 0
+
+
+# -- preparing and running a session ------------------------------------------------------------------
+def prepare(work: Path, modules: list[str]) -> tuple[Path, Path, Path]:
+    """(src, config, session) of the run in ``work``: the scratch copy and config made if missing."""
+    src, config, session = work / "src", work / "cosmic-ray.toml", work / "session.sqlite"
+    if not src.exists():
+        src.mkdir(parents=True)
+        for name in COPIED:
+            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        print(f"copied {', '.join(COPIED)} to {src}")
+    test = f"{sys.executable} -P {Path(__file__).resolve()} suite --src {src.resolve()}"
+    text = TEMPLATE.read_text(encoding="utf-8").replace("@MODULES@", json.dumps(modules)).replace("@TEST@", test)
+    config.write_text(text, encoding="utf-8")
+    return src, config, session
+
+
+def covered_lines(src: Path, work: Path) -> dict[str, set[int]]:
+    """module path (relative to ``src``) -> the lines the unmutated suite runs; exits if it fails."""
+    data = work / "coverage.json"
+    if not data.exists():
+        rc = work / ".coveragerc"
+        rc.write_text(f"[run]\nsource = {src / 'mtsbench'}\nparallel = false\n", encoding="utf-8")
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-P", "-m", "coverage", "run", f"--rcfile={rc}",
+                               f"--data-file={work / '.coverage'}", str(Path(__file__).resolve()), "suite",
+                               "--src", str(src.resolve())], cwd=work)
+        if done.returncode != 0:
+            raise SystemExit("the behaviour suite fails without any mutant: fix that first")
+        print(f"baseline: the suite passes unmutated in {time.perf_counter() - started:.0f} s (under coverage)")
+        subprocess.run([sys.executable, "-m", "coverage", "json", f"--data-file={work / '.coverage'}", "-o",
+                        str(data), "-q"], cwd=work, check=True)
+    files = json.loads(data.read_text(encoding="utf-8"))["files"]
+    out = {}
+    for path, info in files.items():
+        full = Path(path) if Path(path).is_absolute() else work / path
+        rel = full.resolve().relative_to(src.resolve()).as_posix()
+        out[rel] = set(info["executed_lines"])
+    return out
+
+
+def filter_not_run(session: Path, covered: dict[str, set[int]]) -> int:
+    """Mark every pending mutant on a line the suite never runs as skipped (``NOT_RUN``); how many."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    skipped = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in db.pending_work_items:
+            m = item.mutations[0]
+            if m.start_pos[0] not in covered.get(Path(m.module_path).as_posix(), set()):
+                skipped.append(item.job_id)
+        if skipped:
+            db.set_multiple_results(skipped, WorkResult(output=NOT_RUN, worker_outcome=WorkerOutcome.SKIPPED))
+    return len(skipped)
+
+
+def run(work: Path, modules: list[str]) -> None:
+    src, config, session = prepare(work, modules)
+    if not session.exists():
+        subprocess.run([bin_path("cosmic-ray"), "init", str(config.resolve()), str(session.resolve())], cwd=src,
+                       check=True)
+        subprocess.run([bin_path("cr-filter-operators"), str(session.resolve()), str(config.resolve())], cwd=src,
+                       check=True)
+        print(f"{filter_not_run(session, covered_lines(src, work))} mutants on lines the suite never runs: skipped")
+    started = time.perf_counter()
+    subprocess.run([bin_path("cosmic-ray"), "exec", str(config.resolve()), str(session.resolve())], cwd=src,
+                   check=True)
+    (work / "exec_seconds.txt").open("a").write(f"{time.perf_counter() - started:.0f}\n")
+
+
+# -- the report -------------------------------------------------------------------------------------
+def mutant_id(m) -> str:
+    line, col = m.start_pos
+    module = Path(m.module_path).as_posix()
+    return f"{module}:{line}:{col}:{m.operator_name.removeprefix('core/')}#{m.occurrence}"
+
+
+def outcomes(session: Path) -> list[dict]:
+    """One row per mutant: id, module, line, operator, outcome (killed, survived, filtered, not run,
+    incompetent, pending) and the diff of the mutation when it ran."""
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    rows = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        results = dict(db.results)
+        for item in db.work_items:
+            m, r = item.mutations[0], results.get(item.job_id)
+            if r is None:
+                outcome = "pending"
+            elif r.worker_outcome.value == "skipped":
+                outcome = "not run" if r.output == NOT_RUN else "filtered"
+            elif r.test_outcome is None:
+                outcome = "incompetent"
+            else:
+                outcome = r.test_outcome.value
+            rows.append({"id": mutant_id(m), "module": Path(m.module_path).as_posix(), "line": m.start_pos[0],
+                         "operator": m.operator_name.removeprefix("core/"), "outcome": outcome,
+                         "diff": (r.diff or "") if r is not None else ""})
+    return sorted(rows, key=lambda r: (r["module"], r["line"], r["id"]))
+
+
+def load_triage(path: Path) -> dict[str, dict]:
+    """``triage.yaml``: mutant id -> ``{equivalent: REASON}`` or ``{killed_by: CHECK}``; one-line errors."""
+    import yaml
+
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict):
+        raise SystemExit(f"{path}: expected a mapping of mutant id to {{equivalent: REASON}} or {{killed_by: CHECK}}")
+    for key, value in data.items():
+        if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("equivalent", "killed_by"):
+            raise SystemExit(f"{path}: {key}: expected {{equivalent: REASON}} or {{killed_by: CHECK}}, got {value!r}")
+    return data
+
+
+def report(work: Path, out: Path, partial: str | None) -> None:
+    rows = outcomes(work / "session.sqlite")
+    triage = load_triage(TRIAGE)
+    counts = {k: sum(r["outcome"] == k for r in rows) for k in
+              ("killed", "survived", "incompetent", "not run", "filtered", "pending")}
+    survivors = [r for r in rows if r["outcome"] == "survived"]
+    equivalent = [r for r in survivors if "equivalent" in triage.get(r["id"], {})]
+    killed_by = [r for r in survivors if "killed_by" in triage.get(r["id"], {})]
+    untriaged = [r for r in survivors if r["id"] not in triage]
+    judged = counts["killed"] + counts["survived"] - len(equivalent)
+    rate = counts["killed"] / judged if judged else float("nan")
+    seconds = [float(x) for x in (work / "exec_seconds.txt").read_text().split()] \
+        if (work / "exec_seconds.txt").exists() else []
+    ran = counts["killed"] + counts["survived"] + counts["incompetent"]
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "mutants.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, ["id", "module", "line", "operator", "outcome", "triage"])
+        writer.writeheader()
+        for r in rows:
+            t = triage.get(r["id"], {})
+            writer.writerow({**{k: r[k] for k in ("id", "module", "line", "operator", "outcome")},
+                             "triage": next((f"{k}: {v}" for k, v in t.items()), "")})
+    lines = ["# Mutation testing: the behaviour suite against the seed design", ""]
+    if partial:
+        lines += [f"**Partial run: {partial}.**", ""]
+    lines += [f"Tool: cosmic-ray; test: the behaviour suite (`scripts/mutation.py suite`: the bundled checks, then "
+              "`check --matrix` on hashing, no unit tests). `make mutants` writes this file.", "",
+              "| mutants | count |", "|---|---|", f"| generated | {len(rows)} |",
+              f"| left out by operator (`cosmic-ray.toml`) | {counts['filtered']} |",
+              f"| on lines the suite never runs | {counts['not run']} |",
+              f"| run | {ran} |", f"| killed | {counts['killed']} |", f"| survived | {counts['survived']} |",
+              f"| incompetent (the mutant could not run) | {counts['incompetent']} |",
+              f"| still pending | {counts['pending']} |",
+              f"| survivors triaged equivalent | {len(equivalent)} |",
+              f"| survivors given a check that kills them (`killed_by`) | {len(killed_by)} |",
+              f"| survivors untriaged | {len(untriaged)} |", "",
+              f"Killed among the non-equivalent mutants run: **{counts['killed']} of {judged}"
+              f" ({100 * rate:.1f}%)**" + ("; target 90%." if judged else "."), ""]
+    if seconds:
+        per = sum(seconds) / max(1, ran)
+        lines += [f"Wall time of `cosmic-ray exec`: {sum(seconds):.0f} s for {ran} mutants ({per:.0f} s a mutant, "
+                  "machine shared).", ""]
+    lines += ["## Survivors", "", "| mutant | triage |", "|---|---|"]
+    for r in survivors:
+        t = triage.get(r["id"])
+        lines.append(f"| `{r['id']}` | {next((f'{k}: {v}' for k, v in t.items()), '') if t else '**untriaged**'} |")
+    stale = sorted(set(triage) - {r["id"] for r in survivors})
+    if stale:
+        lines += ["", "Triage entries that name no survivor of this session (the code moved, or the mutant is "
+                  "killed now): " + ", ".join(f"`{s}`" for s in stale)]
+    not_run = {}
+    for r in rows:
+        if r["outcome"] == "not run":
+            not_run[r["module"]] = not_run.get(r["module"], 0) + 1
+    if not_run:
+        lines += ["", "## Mutants on lines the suite never runs, by module", "",
+                  "Options the bundled suite does not choose (other tier policies, decay curves, belief rules, "
+                  "the BM25 and per-tier indexes, ...): a plug-in of these is checked by running the matrix with "
+                  "it (docs/plugins.md).", "", "| module | mutants |", "|---|---|"]
+        lines += [f"| `{m}` | {n} |" for m, n in sorted(not_run.items())]
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'report.md'} and {out / 'mutants.csv'}: {counts['killed']} killed, {counts['survived']} "
+          f"survived ({len(untriaged)} untriaged), {counts['pending']} pending")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="prepare (once), execute what is pending, report")
+    p.add_argument("--modules", nargs="+", default=MODULES, help="module files or folders (default: the design's)")
+    p.add_argument("--work", type=Path, default=REPO / "multirun" / "mutation")
+    p.add_argument("--out", type=Path, default=REPO / "experiments" / "mutation")
+    p.add_argument("--partial", help="label the report as partial, with this text")
+    p = sub.add_parser("suite", help="the test command: the behaviour suite, stopping at its first failure")
+    p.add_argument("--src", type=Path, help="the folder holding the mtsbench to test (default: the installed one)")
+    p = sub.add_parser("report", help="report.md and mutants.csv from a session and the triage")
+    p.add_argument("--work", type=Path, default=REPO / "multirun" / "mutation")
+    p.add_argument("--out", type=Path, default=REPO / "experiments" / "mutation")
+    p.add_argument("--partial", help="label the report as partial, with this text")
+    ns = parser.parse_args(argv)
+    if ns.command == "suite":
+        return suite(ns.src)
+    if ns.command == "run":
+        run(ns.work, ns.modules)
+    report(ns.work, ns.out, ns.partial)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main())

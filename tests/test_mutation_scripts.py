@@ -1,0 +1,84 @@
+"""Issue 53's two mutation scripts, without running the suite: scripts/realistic_mutants.py (each
+realistic mutant's line is in the installed package exactly once, and applying one changes that
+line only) and scripts/mutation.py (the triage file's one-line errors; the report's counts and
+kill rate from a cosmic-ray session, with the survivors triaged or not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import mtsbench
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = Path(mtsbench.__file__).parent
+
+
+def test_every_realistic_mutant_names_one_line_of_the_package(import_file, tmp_path):
+    rm = import_file("realistic_mutants_script", ROOT / "scripts" / "realistic_mutants.py")
+    assert len(rm.MUTANTS) >= 12 and len({m.id for m in rm.MUTANTS}) == len(rm.MUTANTS)
+    for m in rm.MUTANTS:
+        text = (PACKAGE / m.file).read_text(encoding="utf-8")
+        assert text.count(m.old) == 1, m.id
+    mutant = rm.MUTANTS[0]
+    copy = rm.apply(mutant, PACKAGE, tmp_path)
+    before = (PACKAGE / mutant.file).read_text(encoding="utf-8").splitlines()
+    after = (copy / mutant.file).read_text(encoding="utf-8").splitlines()
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert len(before) == len(after) and len(changed) == 1 and mutant.new in changed[0][1]
+
+
+@pytest.fixture
+def mutation(import_file):
+    return import_file("mutation_script", ROOT / "scripts" / "mutation.py")
+
+
+@pytest.mark.parametrize("text,error", [
+    ("- a\n", "expected a mapping of mutant id to {equivalent: REASON} or {killed_by: CHECK}"),
+    ("m:1:0:X#0: {equivalent: same, killed_by: x}\n", "m:1:0:X#0: expected {equivalent: REASON} or {killed_by: CHECK}"),
+    ("m:1:0:X#0: {why: x}\n", "m:1:0:X#0: expected {equivalent: REASON} or {killed_by: CHECK}"),
+])
+def test_a_bad_triage_is_one_line(mutation, tmp_path, text, error):
+    path = tmp_path / "triage.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        mutation.load_triage(path)
+    assert str(info.value).startswith(f"{path}: ") and error in str(info.value)
+
+
+def test_the_report_counts_and_triages(mutation, tmp_path, monkeypatch):
+    pytest.importorskip("cosmic_ray")
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem, WorkResult
+
+    def item(n: int, line: int) -> WorkItem:
+        return WorkItem(f"job{n}", [MutationSpec("mtsbench/mechanisms/arousal.py", "core/NumberReplacer", n,
+                                                 (line, 4), (line, 7))])
+
+    results = [WorkResult(WorkerOutcome.NORMAL, "", TestOutcome.KILLED, "-a\n+b"),
+               WorkResult(WorkerOutcome.NORMAL, "", TestOutcome.KILLED, "-a\n+b"),
+               WorkResult(WorkerOutcome.NORMAL, "", TestOutcome.SURVIVED, "-a\n+b"),
+               WorkResult(WorkerOutcome.NORMAL, "", TestOutcome.SURVIVED, "-a\n+b"),
+               WorkResult(WorkerOutcome.SKIPPED, mutation.NOT_RUN),
+               WorkResult(WorkerOutcome.SKIPPED, "Filtered operator"), None]
+    with use_db(str(tmp_path / "session.sqlite"), WorkDB.Mode.create) as db:
+        for n, result in enumerate(results):
+            db.add_work_item(item(n, 10 + n))
+            if result is not None:
+                db.set_result(f"job{n}", result)
+    triage = tmp_path / "triage.yaml"
+    triage.write_text("mtsbench/mechanisms/arousal.py:12:4:NumberReplacer#2: {equivalent: the cap is never reached}\n"
+                      "mtsbench/mechanisms/gone.py:1:0:AddNot#0: {killed_by: arousal/garden_roses}\n", encoding="utf-8")
+    monkeypatch.setattr(mutation, "TRIAGE", triage)
+    mutation.report(tmp_path, tmp_path / "out", "one module")
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "**Partial run: one module.**" in text
+    for row in ("| generated | 7 |", "| killed | 2 |", "| survived | 2 |", "| on lines the suite never runs | 1 |",
+                "| left out by operator (`cosmic-ray.toml`) | 1 |", "| still pending | 1 |",
+                "| survivors triaged equivalent | 1 |", "| survivors untriaged | 1 |"):
+        assert row in text, row
+    assert "**2 of 3 (66.7%)**" in text           # the equivalent survivor is not counted
+    assert "| `mtsbench/mechanisms/arousal.py:13:4:NumberReplacer#3` | **untriaged** |" in text
+    assert "stale" not in text.lower() or "`mtsbench/mechanisms/gone.py:1:0:AddNot#0`" in text
+    assert (tmp_path / "out" / "mutants.csv").read_text(encoding="utf-8").count("\n") == 8
