@@ -24,8 +24,10 @@ Subcommands (each prints what it does; paths are relative to the repository):
 ``report [--work DIR] [--out DIR] [--partial TEXT]``
     ``report.md`` and ``mutants.csv`` from the session and the triage (``experiments/mutation/
     triage.yaml``): generated, filtered, killed, survived, pending; every survivor with its triage
-    (``equivalent: REASON`` or ``killed_by: CHECK``) or "untriaged"; the kill rate over the
-    non-equivalent mutants the suite runs.
+    (``equivalent: REASON``, ``killed_by: CHECK`` or ``not_chosen: REASON`` -- code of an option the
+    suite never chooses that runs at import, e.g. a decorator of another option's class, which the
+    coverage filter cannot tell from code the suite uses) or "untriaged"; the kill rate over the
+    non-equivalent mutants of the code the suite runs.
 
 A mutant's id is ``MODULE:LINE:COLUMN:OPERATOR#OCCURRENCE`` (stable while the module is unchanged),
 the key of ``triage.yaml``.
@@ -175,8 +177,12 @@ def outcomes(session: Path) -> list[dict]:
     return sorted(rows, key=lambda r: (r["module"], r["line"], r["id"]))
 
 
+KINDS = ("equivalent", "killed_by", "not_chosen")
+
+
 def load_triage(path: Path) -> dict[str, dict]:
-    """``triage.yaml``: mutant id -> ``{equivalent: REASON}`` or ``{killed_by: CHECK}``; one-line errors."""
+    """``triage.yaml``: mutant id -> ``{equivalent: REASON}``, ``{killed_by: CHECK}`` or ``{not_chosen: REASON}``;
+    one-line errors."""
     import yaml
 
     if not path.exists():
@@ -185,8 +191,9 @@ def load_triage(path: Path) -> dict[str, dict]:
     if not isinstance(data, dict):
         raise SystemExit(f"{path}: expected a mapping of mutant id to {{equivalent: REASON}} or {{killed_by: CHECK}}")
     for key, value in data.items():
-        if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("equivalent", "killed_by"):
-            raise SystemExit(f"{path}: {key}: expected {{equivalent: REASON}} or {{killed_by: CHECK}}, got {value!r}")
+        if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in KINDS:
+            raise SystemExit(f"{path}: {key}: expected {{equivalent: REASON}} or {{killed_by: CHECK}} or "
+                             f"{{not_chosen: REASON}}, got {value!r}")
     return data
 
 
@@ -198,8 +205,9 @@ def report(work: Path, out: Path, partial: str | None) -> None:
     survivors = [r for r in rows if r["outcome"] == "survived"]
     equivalent = [r for r in survivors if "equivalent" in triage.get(r["id"], {})]
     killed_by = [r for r in survivors if "killed_by" in triage.get(r["id"], {})]
+    not_chosen = [r for r in survivors if "not_chosen" in triage.get(r["id"], {})]
     untriaged = [r for r in survivors if r["id"] not in triage]
-    judged = counts["killed"] + counts["survived"] - len(equivalent)
+    judged = counts["killed"] + counts["survived"] - len(equivalent) - len(not_chosen)
     rate = counts["killed"] / judged if judged else float("nan")
     seconds = [float(x) for x in (work / "exec_seconds.txt").read_text().split()] \
         if (work / "exec_seconds.txt").exists() else []
@@ -225,8 +233,9 @@ def report(work: Path, out: Path, partial: str | None) -> None:
               f"| still pending | {counts['pending']} |",
               f"| survivors triaged equivalent | {len(equivalent)} |",
               f"| survivors given a check that kills them (`killed_by`) | {len(killed_by)} |",
+              f"| survivors in an option the suite never chooses (`not_chosen`) | {len(not_chosen)} |",
               f"| survivors untriaged | {len(untriaged)} |", "",
-              f"Killed among the non-equivalent mutants run: **{counts['killed']} of {judged}"
+              f"Killed among the non-equivalent mutants run of the code the suite chooses: **{counts['killed']} of {judged}"
               f" ({100 * rate:.1f}%)**" + ("; target 90%." if judged else "."), ""]
     if seconds:
         per = sum(seconds) / max(1, ran)

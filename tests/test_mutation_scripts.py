@@ -76,7 +76,8 @@ def test_the_report_counts_and_triages(mutation, tmp_path, monkeypatch):
     assert "**Partial run: one module.**" in text
     for row in ("| generated | 7 |", "| killed | 2 |", "| survived | 2 |", "| on lines the suite never runs | 1 |",
                 "| left out by operator (`cosmic-ray.toml`) | 1 |", "| still pending | 1 |",
-                "| survivors triaged equivalent | 1 |", "| survivors untriaged | 1 |"):
+                "| survivors triaged equivalent | 1 |", "| survivors untriaged | 1 |",
+                "| survivors in an option the suite never chooses (`not_chosen`) | 0 |"):
         assert row in text, row
     assert "**2 of 3 (66.7%)**" in text           # the equivalent survivor is not counted
     assert "| `mtsbench/mechanisms/arousal.py:13:4:NumberReplacer#3` | **untriaged** |" in text
