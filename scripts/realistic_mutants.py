@@ -49,7 +49,7 @@ MUTANTS = [
            "the attention term of the retrieval score ten times too weak"),
     Mutant("decay_exponent_wrong", "mechanisms/decay.py", "return (1.0 + np.maximum(dt, 0.0) / self.tau) ** (-self.d)",
            "return (1.0 + np.maximum(dt, 0.0) / self.tau) ** (-2 * self.d)",
-           "the power law's exponent doubled: long-term attention fades as 1/t, not 1/sqrt(t)"),
+           "the power law's exponent doubled: long-term attention fades as t^-0.6, not t^-0.3"),
     Mutant("hysteresis_sign_flipped", "mechanisms/tiers.py",
            "up = tiers_by_cutoffs(attention - self.hysteresis, self.cutoffs)",
            "up = tiers_by_cutoffs(attention + self.hysteresis, self.cutoffs)",
