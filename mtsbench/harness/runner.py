@@ -217,10 +217,10 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
                 rec.state(step, outcome, "event", system.read(EventOf(sid)))
         read_counts(summarized)
 
-    since = since_reads(scenario)
+    reads_before = since_reads(scenario)
     before: dict[tuple[str, str], object] = {}      # (since step, step) -> its memory's arousal just before
     for step in scenario.steps:
-        for s in since.get(step.id, ()):
+        for s in reads_before.get(step.id, ()):
             before[(step.id, s)] = system.read(ArousalCheck(s))
         outcome = drive(system, step, depth)
         if step.kind == "probe":
