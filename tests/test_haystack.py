@@ -105,6 +105,7 @@ def test_targets_after_a_haystack_count_their_own_work_and_the_haystack_apart(cl
     assert sizes[:2] == [0, 60] and sizes[2] > 60
     assert not set(report["order"]) & set(TARGETS)
     assert report["sizes"][2]["memories"] > report["sizes"][1]["memories"] > 0
+    assert report["block"] == 1000 and len(report["block_wall_s"]) == sizes[2] // 1000    # a wall per 1,000 taken in
     assert report["sizes"][1]["cost"]["turns"] > 0 and report["sizes"][1]["cost"]["scored"]["reply"] > 0
     summary = json.loads((out / "summary.json").read_text())
     assert list(summary["scenarios"]) == [f"{t}_h{n}" for n in sizes for t in TARGETS]

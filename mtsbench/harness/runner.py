@@ -351,8 +351,9 @@ def _after_haystack(cfg: DictConfig, hay: Haystack, targets: list[Scenario], pro
     workload = build(cfg.workload, "workload") if cfg.get("workload") is not None else Probes()
     rec = Recorder("haystack")
     discard = getattr(system, "take_trace", None)
-    report: dict = {"order": list(hay.order), "steps": len(hay.steps), "gap_s": hay.gap, "sizes": []}
-    started, done = time.perf_counter(), 0
+    report: dict = {"order": list(hay.order), "steps": len(hay.steps), "gap_s": hay.gap, "sizes": [],
+                    "block": BLOCK, "block_wall_s": []}
+    started, done, seen = time.perf_counter(), 0, 0
     token = RUNNING.set(haystack)
     try:
         for size in hay.sizes:
@@ -368,6 +369,9 @@ def _after_haystack(cfg: DictConfig, hay: Haystack, targets: list[Scenario], pro
                 if discard is not None:
                     discard(CHUNK_ROWS)
                 progress.update(1)
+                seen += step.kind in OBSERVED_KINDS
+                if step.kind in OBSERVED_KINDS and seen % BLOCK == 0:
+                    report["block_wall_s"].append(round(time.perf_counter() - started, 3))
             done = stop
             totals = system.totals()
             report["sizes"].append(_haystack_size(size, stop, time.perf_counter() - started, rec, totals))
@@ -388,6 +392,7 @@ def _after_haystack(cfg: DictConfig, hay: Haystack, targets: list[Scenario], pro
 
 
 HAYSTACK = "haystack.json"
+BLOCK = 1000        # haystack.json's block_wall_s: the wall time when each further BLOCK messages were taken in
 COST_KEPT = ("record", "kind", "scored", "association_scored", "arousal_scored", "index_queries", *INDEX_KEYS)
 
 

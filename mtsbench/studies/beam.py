@@ -107,8 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         folders = {"beam": runs.import_variant("beam", chats_folder(args.beam, args.work), data / "beam", []),
                    "locomo": runs.import_variant("locomo", args.locomo, data / "locomo", [])}
         folders["targets"] = targets_folder(folders["beam"], args.work, plan["targets"])
-        jobs = [(r["name"], command(r, plan, folders, args.work / "runs" / r["name"]), args.work / "runs" / r["name"])
-                for r in plan["runs"]]
+        jobs = [(r["name"], command(r, plan, folders, args.work / "runs" / r["name"])
+                 + (flat(plan.get("warm_overrides", [])) if r["name"] in plan.get("warm", []) else []),
+                 args.work / "runs" / r["name"]) for r in plan["runs"]]
         warm = [j for j in jobs if j[0] in plan.get("warm", [])]
         failed = runs.execute_all(warm, 1) + runs.execute_all([j for j in jobs if j not in warm], args.jobs)
         if failed:

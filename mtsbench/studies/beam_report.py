@@ -118,6 +118,24 @@ def measure(saved: Saved, size: int, chats: set[str]) -> dict:
     return out
 
 
+def flatness(haystack: dict, last: int = 8, early: tuple[int, int] = (1, 9)) -> dict:
+    """ms per haystack message over its blocks (``haystack.json``'s ``block_wall_s``: the wall
+    time at every ``block`` messages) — messages 1,000-9,000 (blocks 2-9) and the last
+    ``last`` blocks — and their ratio (issue 50: at most 2, the per-message cost flat in store
+    size); None where the haystack is too short.
+
+    >>> f = flatness({"block": 1000, "block_wall_s": [1.0 * (i + 1) for i in range(20)]})
+    >>> f["early_ms"], f["late_ms"], f["ratio"]
+    (1.0, 1.0, 1.0)
+    """
+    walls, block = haystack.get("block_wall_s") or [], haystack.get("block", 1000)
+    per = np.diff([0.0, *walls]) * 1000.0 / block          # ms per message in each block
+    if len(per) < early[1] + last:
+        return {"early_ms": None, "late_ms": None, "ratio": None}
+    a, b = float(np.mean(per[early[0]:early[1]])), float(np.mean(per[-last:]))
+    return {"early_ms": round(a, 2), "late_ms": round(b, 2), "ratio": round(b / a, 2) if a else None}
+
+
 def by_category(saved: Saved, size: int, chats: set[str]) -> dict[str, dict]:
     """Per BEAM category at one size: recall at the headline budget and what the category asks."""
     at = saved.probes[(saved.probes["size"] == size) & saved.probes["chat"].isin(chats)]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .beam_report import BOTH, HEADLINE, ORDERED, collect, paired
+from .beam_report import BOTH, HEADLINE, ORDERED, collect, flatness, paired
 from .locomo_report import paired_diff
 from .locomo_tables import _n, _p, _table
 
@@ -85,6 +85,28 @@ def targets(table: pd.DataFrame, cats: pd.DataFrame, scope: str) -> list[str]:
                      "flat_exact", f"mts {_p(mv)} (n={m.iloc[0]['later_above_n']}), flat_exact {_p(fv)} "
                      f"(n={f.iloc[0]['later_above_n']})", _yes(ok)])
     return _table(["target", "measured", "met"], rows)
+
+
+def speed(plan: dict, saved: dict) -> list[str]:
+    """Issue 50's speed targets, from the runs' own walls (``.study-wall.json``) and their
+    haystacks' per-block walls: each run's wall against flat exact's on the same plan, and the
+    design's ms per message late in the haystack against early."""
+    flat = saved.get("flat_exact")
+    head = ["run", "run wall (s)", "/ flat_exact's", "haystack wall (s)", "ms / message, messages 1k-9k",
+            "ms / message, last 8k", "late / early"]
+    rows, limits = [], {"mts": 1.5, "bm25": 1.5}
+    for run in plan["runs"]:
+        s = saved.get(run["name"])
+        if s is None or s.run_wall is None:
+            continue
+        f = flatness(s.haystack)
+        ratio = s.run_wall / flat.run_wall if flat is not None and flat.run_wall else None
+        mark = "" if ratio is None or run["name"] not in limits else f" ({_yes(ratio <= limits[run['name']])}: <= {limits[run['name']]}x)"
+        late = "" if f["ratio"] is None or run["name"] != "mts" else f" ({_yes(f['ratio'] <= 2)}: <= 2)"
+        rows.append([f"`{run['name']}`", _n(s.run_wall), "-" if ratio is None else f"{ratio:.2f}x{mark}",
+                     _n(s.haystack["sizes"][-1]["wall_s"]), _n(f["early_ms"], 1), _n(f["late_ms"], 1),
+                     "-" if f["ratio"] is None else f"{f['ratio']:.2f}{late}"])
+    return _table(head, rows)
 
 
 def shared_largest(table: pd.DataFrame, runs: tuple[str, ...]) -> int:
@@ -228,6 +250,12 @@ def markdown(plan: dict, table: pd.DataFrame, cats: pd.DataFrame, saved: dict, m
                       "`all@` = every statement or event within the budget; abstention: false recall on relevance "
                       "alone (best used cosine >= 0.5).", "",
                       *category_table(cats, list(SYSTEMS), size, scope)]
+    lines += ["## Speed (issue 50)", "",
+              "Each run's wall time (its `mtsbench run`, haystack and every target at every size), against "
+              "`flat_exact`'s on the same plan, and the haystack's wall per message early (messages 1,000-9,000) "
+              "and late (the last 8,000): whether a message costs the same however much memory holds. The "
+              "runs ran two at a time on 2 cores after the warm run alone, so a wall includes the other run's "
+              "contention.", "", *speed(plan, saved)]
     if any(r.get("base") for r in plan["runs"]):
         off = [max(saved[r["name"]].sizes) for r in plan["runs"] if r.get("base") and r["name"] in saved]
         lines += [f"## Each mechanism off at haystack {max(off or sizes):,} (paired with `mts` per probe)", "",
