@@ -1,9 +1,11 @@
 """Collects each benchmark's figures into named tables, writes them, and prints a summary.
 
-``record(table, **row)`` adds a row to ``benchmarks/results/<table>.json`` and ``.md``;
-``target(name, measured, limit, ratio, met)`` adds a line to the targets table. At the end
-of the session ``benchmarks/results/summary.md`` holds the targets first, then every table,
-and is printed; a partial run (``-k sweep``) refreshes only what it measured.
+``record(table, **row)`` adds a row to ``benchmarks/results/<table>.json`` and ``.md``
+(``table`` one of ``TABLES``); ``target(name, measured, limit, ratio, met)`` adds a line to
+the targets table. At the end of the session ``benchmarks/results/summary.md`` holds the
+targets first, then each of ``TABLES`` saved, and is printed (``summary``); a partial run
+(``-k sweep``) refreshes only what it measured. Other files in ``results/`` (pytest-benchmark's
+``benchmark.json``, what ``make profile``'s scripts write) are not read.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import pytest
 
 from mtsbench.report.markdown import table
 
-TABLES: dict[str, list[dict]] = {}
+# The bench's own tables (each results/NAME.json a list of rows, written by ``record``), in the summary's order
+TABLES = ("retrieval", "scale", "floor", "year", "sweep", "locomo")
+RECORDED: dict[str, list[dict]] = {}
 TARGETS: list[dict] = []
 RESULTS = Path(__file__).parent / "results"
 
@@ -33,7 +37,9 @@ def _one_blas_thread():
 @pytest.fixture
 def record():
     def add(table: str, **row):
-        TABLES.setdefault(table, []).append(row)
+        if table not in TABLES:
+            raise ValueError(f"record: no bench table {table!r}; name it in TABLES (benchmarks/conftest.py)")
+        RECORDED.setdefault(table, []).append(row)
 
     return add
 
@@ -55,16 +61,24 @@ def markdown(rows: list[dict]) -> str:
     return table(pd.DataFrame(rows, dtype=object), list(rows[0]))
 
 
-TABLE_ORDER = ["retrieval", "scale", "floor", "year", "sweep", "locomo"]
+def summary(results: Path) -> str:
+    """``summary.md``'s text from the files saved in ``results``: the targets
+    (``targets.json``), then each of ``TABLES`` there, in that order."""
+    saved = results / "targets.json"
+    targets = json.loads(saved.read_text()) if saved.exists() else []
+    parts = ["## Targets\n\n" + markdown(targets)] if targets else []
+    parts += [f"## {n}\n\n" + markdown(json.loads((results / f"{n}.json").read_text()))
+              for n in TABLES if (results / f"{n}.json").exists()]
+    return "\n\n".join(parts) + "\n"
 
 
 def pytest_sessionfinish(session, exitstatus):
     """Write the tables and targets this run measured; a partial run (``-k``) replaces only
     its own tables and targets (by name) and ``summary.md`` is rebuilt from every saved one."""
-    if not TABLES and not TARGETS:
+    if not RECORDED and not TARGETS:
         return
     RESULTS.mkdir(exist_ok=True)
-    for name, rows in TABLES.items():
+    for name, rows in RECORDED.items():
         (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2) + "\n")
         (RESULTS / f"{name}.md").write_text(markdown(rows) + "\n")
     saved = RESULTS / "targets.json"
@@ -72,10 +86,6 @@ def pytest_sessionfinish(session, exitstatus):
     targets |= {t["target"]: t for t in TARGETS}
     if targets:
         saved.write_text(json.dumps(list(targets.values()), indent=2) + "\n")
-    parts = ["## Targets\n\n" + markdown(list(targets.values()))] if targets else []
-    names = sorted((p.stem for p in RESULTS.glob("*.json") if p.stem not in ("targets", "benchmark", "profile")),
-                   key=lambda n: (TABLE_ORDER.index(n) if n in TABLE_ORDER else len(TABLE_ORDER), n))
-    parts += [f"## {n}\n\n" + markdown(json.loads((RESULTS / f"{n}.json").read_text())) for n in names]
-    text = "\n\n".join(parts) + "\n"
+    text = summary(RESULTS)
     (RESULTS / "summary.md").write_text(text)
     print("\n\n" + text)
