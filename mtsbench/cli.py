@@ -114,7 +114,7 @@ def _check_and_run(argv: list[str], workers: list) -> int:
     workers started for a sweep's launcher to adopt (``_lane_workers``)."""
     from .harness import sweep
     from .config.search import searching, split_config_dirs, user_dirs
-    from .harness.preflight import check_run
+    from .harness.preflight import check_run, pin_folder
 
     try:   # every job's config checked before Hydra launches anything
         argv, resume = _resume(argv)
@@ -122,7 +122,8 @@ def _check_and_run(argv: list[str], workers: list) -> int:
         dirs = user_dirs(given)               # --config-dir: searched before the packaged configs
         sweep.launcher_ready(argv, config_dirs=given)   # its plugin installed: before composing
         checked: set = set()             # the sweep's jobs composed by the check: not composed again
-        cfg = check_run(argv, checked)
+        composed: dict = {}              # ... and their configs, which the local launcher runs
+        cfg = check_run(argv, checked, composed)
         pinned: list[str] = []
         run_dir = None
         if cfg is not None:
@@ -140,7 +141,8 @@ def _check_and_run(argv: list[str], workers: list) -> int:
     from .harness.hydra_app import app, run_checked, sigterm_interrupts
 
     sys.argv = ["mtsbench", *without_dirs, *pinned]
-    state = sweep.Sweep(resume=resume, checked=frozenset(checked), workers=workers)   # this command's sweep only
+    state = sweep.Sweep(resume=resume, checked=frozenset(checked), composed=composed,   # this command's sweep only
+                        workers=workers)
     try:
         with sigterm_interrupts(), searching(dirs), sweep.running(state):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
@@ -152,27 +154,6 @@ def _check_and_run(argv: list[str], workers: list) -> int:
     except (KeyboardInterrupt, Interrupted) as stop:   # a sweep stopped (a single run exits in the app)
         return _fail(_sweep_stopped(stop, state.folder), exit_code(stop))
     return state.exit_code()
-
-
-def pin_folder(cfg, key: str, folder: Path) -> list[str]:
-    """``[KEY='FOLDER']`` when ``cfg``'s ``key`` (``hydra.run.dir``, ``hydra.sweep.dir``) is an
-    interpolation (the default's ``${now:...}``), else []: Hydra composes the config again
-    and must write where ``mtsbench run`` checked and locked, not a second later's folder.
-
-    >>> from omegaconf import OmegaConf
-    >>> pin_folder(OmegaConf.create({"d": "${x}", "x": "a b"}), "d", Path("a b"))
-    ["d='a b'"]
-    >>> pin_folder(OmegaConf.create({"d": "out"}), "d", Path("out"))
-    []
-    """
-    from omegaconf import OmegaConf
-
-    parent, _, leaf = key.rpartition(".")
-    node = OmegaConf.select(cfg, parent) if parent else cfg
-    if not OmegaConf.is_interpolation(node, leaf):
-        return []
-    quoted = str(folder).replace("'", "\\'")
-    return [f"{key}='{quoted}'"]
 
 
 def _resume(argv: list[str]) -> tuple[list[str], Path | None]:

@@ -96,7 +96,7 @@ def test_two_swept_groups_are_checked_together(compositions):
 def test_an_option_interpolating_a_top_level_key_is_composed(compositions):
     # llm/mock.yaml says `seed: ${seed}`: read inside its own node that would recurse
     cfg = check_run(["-m", "experiment=real_llm"])    # sweeps llm: mock,recorded
-    assert "MULTIRUN" in str(cfg.hydra.mode) and ["llm=recorded", "experiment=real_llm"] in compositions
+    assert "MULTIRUN" in str(cfg.hydra.mode) and ["llm=recorded", "experiment=real_llm"] in [c[:2] for c in compositions]
 
 
 def test_a_lane_job_returns_its_status_without_its_configs(monkeypatch):
@@ -164,6 +164,79 @@ def test_the_sweeper_composes_only_the_jobs_the_check_did_not(tmp_path):
                                               for a in ("none", "tiers") for s in (0, 1)]
     every, basic_jobs = sweep("hydra/sweeper=basic")
     assert basic_jobs == jobs and len(every) == 4
+
+
+def test_the_check_keeps_each_job_it_composed_as_hydra_composes_it(tmp_path):
+    """Each ablation is a job of the sweep, composed with the Hydra overrides the sweep's Hydra
+    has (the folder pinned by ``mtsbench run``, ``hydra.mode=MULTIRUN`` that Hydra adds for
+    ``-m``), kept by its task overrides; a first job composed before those were known is not kept."""
+    from pathlib import Path
+
+    from mtsbench.harness.preflight import pin_folder
+
+    composed: dict = {}
+    cfg = check_run(["-m", "experiment=ablation", "scenarios=[milk_allergy]", f"hydra.sweep.dir={tmp_path}"],
+                    set(), composed)
+    ablations = OmegaConf.select(cfg, "hydra.sweeper.params.ablate").split(",")
+    jobs = [(f"ablate={a}", "experiment=ablation", "scenarios=[milk_allergy]") for a in ablations]
+    assert set(jobs) <= set(composed)
+    assert all(list(composed[j].hydra.overrides.hydra) == [f"hydra.sweep.dir={tmp_path}"] for j in jobs)
+    composed.clear()
+    cfg = check_run(["-m", "ablate=none,tiers"], set(), composed)
+    pinned = pin_folder(cfg, "hydra.sweep.dir", Path(str(cfg.hydra.sweep.dir)))
+    assert list(composed) == [("ablate=tiers",)] and len(pinned) == 1
+    assert list(composed["ablate=tiers",].hydra.overrides.hydra) == [*pinned, "hydra.mode=MULTIRUN"]
+
+
+def test_a_config_is_run_as_composed_only_when_composed_from_the_same_inputs():
+    from mtsbench.harness.sweep import reusable
+
+    def composed(hydra, task, name="mtsbench"):
+        return OmegaConf.create({"hydra": {"overrides": {"hydra": hydra, "task": task},
+                                           "job": {"name": name, "config_name": "config"},
+                                           "runtime": {"cwd": "/w", "config_sources": [{"path": "p"}]}}})
+
+    master = composed(["hydra.sweep.dir=x"], ["seed=0,1"])
+    assert reusable(composed(["hydra.sweep.dir=x"], ["seed=1"]), master, ["seed=1"])
+    assert not reusable(composed(["hydra.sweep.dir=x"], ["seed=1"]), master, ["seed=2"])
+    assert not reusable(composed([], ["seed=1"]), master, ["seed=1"])     # Hydra added an override of its own
+    assert not reusable(composed(["hydra.sweep.dir=x"], ["seed=1"], name="app"), master, ["seed=1"])
+
+
+REUSED = """
+import sys
+import mtsbench.harness.sweep as sweep
+seen = []
+reusable = sweep.reusable
+def judged(*args):                  # the launcher's verdict on each config the check composed
+    seen.append(reusable(*args))
+    return seen[-1]
+sweep.reusable = judged
+from mtsbench.cli import main
+print(main(sys.argv[1:]), *seen)
+"""
+
+
+def test_a_job_composed_by_the_check_runs_on_that_config(tmp_path):
+    """Job 1 (``ablate=tiers``, composed by the check) runs on the check's config; job 0 (the
+    first job, composed before Hydra's ``hydra.mode=MULTIRUN`` was known) is composed by Hydra
+    in its lane: their ``.hydra/`` differ only where the jobs do."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", REUSED, "run", "-m", "ablate=none,tiers", "scenarios=[milk_allergy]",
+                           f"hydra.sweep.dir={tmp_path / 'sweep'}"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.stdout.split() == ["0", "True"], done.stderr
+    first, second = (OmegaConf.load(tmp_path / "sweep" / n / ".hydra" / "hydra.yaml").hydra for n in "01")
+    assert list(second.overrides.hydra) == list(first.overrides.hydra) == \
+        [f"hydra.sweep.dir={tmp_path / 'sweep'}", "hydra.mode=MULTIRUN"]
+    for job in (first, second):
+        for key in ("overrides.task", "job.override_dirname", "job.id", "job.num", "runtime.output_dir",
+                    "runtime.choices.ablate", "runtime.choices.tiers"):
+            parent, _, leaf = key.rpartition(".")
+            del OmegaConf.select(job, parent)[leaf]
+    assert first == second
 
 
 class _Inline:

@@ -27,10 +27,14 @@ others (``mtsbench run`` stops them if no sweep starts).
 What every job of the sweep shares (Hydra's context, the sweep's config, the job function,
 Hydra's global state) is sent to a lane's worker once, as its first task (``_set_lane``),
 not with every job: a job is its number and overrides (``_lane_job``), and the worker's
-Hydra state (its plugins discovered once) is kept from job to job. Each job has Hydra
-compose its own config (``ConfigLoader.load_sweep_config``, as Hydra's joblib launcher does;
-its ``.hydra/`` as ever). Only Hydra's public plugin interface is used (``Launcher``,
-``hydra.core.utils.run_job``, ``Singleton`` state, the context's ``ConfigLoader``).
+Hydra state (its plugins discovered once) is kept from job to job. A job ``mtsbench run``'s
+check composed (``mtsbench.harness.sweep.Sweep.composed``: each group option of an ablation
+sweep) runs on that config, sent with the job, when its ``hydra`` node records the same inputs
+as Hydra's composition of the job would have (``mtsbench.harness.sweep.reusable``): composed
+once, not again here. Any other job has Hydra compose its own config
+(``ConfigLoader.load_sweep_config``, as Hydra's joblib launcher does); its ``.hydra/`` as
+ever. Only Hydra's public plugin interface is used (``Launcher``, ``hydra.core.utils.run_job``,
+``Singleton`` state, the context's ``ConfigLoader``).
 
 The jobs ``mtsbench run`` has not composed and checked (``mtsbench.harness.sweep.Sweep.checked``:
 the values of a swept key, ``seed=range(0,100)``) are composed here before any job of the
@@ -82,23 +86,27 @@ class ProgressJoblibLauncher(JoblibLauncher):
                        adopt=state.workers)
         while state.workers:                     # started for more lanes than this sweep runs
             state.workers.pop().shutdown(wait=False, kill_workers=True)
+        reuse = {initial_job_idx + i: c for i, o in enumerate(job_overrides)      # composed by the check
+                 if (c := state.composed.get(tuple(o))) is not None and sweep.reusable(c, self.config, o)}
         try:
             lanes.compose([(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)
-                          if sweep.job_key(o) not in state.checked], initial_job_idx)
+                          if sweep.job_key(o) not in state.checked and initial_job_idx + i not in reuse],
+                          initial_job_idx)
             sweep_dir, jobs = sweep.begin(self, job_overrides, initial_job_idx, state)
             skip = {num for num, o in jobs if state.resume is not None and sweep.finished(self._job_dir(num, o))}
             sweep.announce(jobs, skip, f", {n_jobs} at a time, in {sweep_dir}", state)
             results: dict[int, Any] = {num: sweep.returned(o) for num, o in jobs if num in skip}
             with step_bar(len(jobs), initial=len(skip), desc="jobs", unit="job") as bar:
-                self._run_lanes([(n, o) for n, o in jobs if n not in skip], lanes, results, bar, state)
+                self._run_lanes([(n, o, reuse.get(n)) for n, o in jobs if n not in skip], lanes, results, bar, state)
         except BaseException:
             lanes.close(kill=True)
             raise
         lanes.close()
         return [results[num] for num, _ in jobs]
 
-    def _run_lanes(self, todo: list[tuple[int, list[str]]], lanes: "_Lanes", results: dict, bar, state) -> None:
-        """Run ``todo`` in ``lanes``, in order, each job in the next free lane."""
+    def _run_lanes(self, todo: list[tuple[int, list[str], Any]], lanes: "_Lanes", results: dict, bar, state) -> None:
+        """Run ``todo`` (number, overrides, the config composed by the check or None) in ``lanes``,
+        in order, each job in the next free lane."""
         from concurrent.futures.process import BrokenProcessPool
 
         from mtsbench.outputs.folder_lock import FolderBusy
@@ -109,8 +117,8 @@ class ProgressJoblibLauncher(JoblibLauncher):
             while todo or running:
                 for lane in range(len(lanes)):
                     if todo and lane not in {v[0] for v in running.values()}:
-                        num, overrides = todo.pop(0)
-                        running[lanes.submit(lane, _lane_job, num, overrides)] = (lane, num, overrides)
+                        num, overrides, composed = todo.pop(0)
+                        running[lanes.submit(lane, _lane_job, num, overrides, composed)] = (lane, num, overrides)
                 done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                 for future in done:
                     lane, num, overrides = running.pop(future)
@@ -281,13 +289,15 @@ def _die_with(parent: int) -> None:
     threading.Thread(target=watch, name="mtsbench-parent-watch", daemon=True).start()
 
 
-def _lane_job(num: int, overrides: list[str]):
+def _lane_job(num: int, overrides: list[str], composed=None):
     """Job ``num`` in this lane's worker: Hydra's joblib ``execute_job`` (the job's config
     composed; its directory, ``.hydra/`` and logging set up, the task run) with what the
     lane keeps; Hydra's global state carries on from the lane's previous job (its plugins
     discovered once), the job's own config and runtime set anew, as each job does.
     (``execute_job`` also made the config Hydra's current one just before ``run_job`` does
-    the same: done once here.)
+    the same: done once here.) ``composed``: the job's config as ``mtsbench run``'s check
+    composed it (``mtsbench.harness.sweep.reusable``), run as the lane's own would be
+    (``_numbered``, the sweep config's resolver cache copied as ``load_sweep_config`` copies it).
 
     Its JobReturn comes back without the job's two configs (in its ``.hydra/`` folder): of
     a JobReturn the sweep reads only the status and return value (Hydra's sweeper raises a
@@ -301,7 +311,10 @@ def _lane_job(num: int, overrides: list[str]):
 
     lane = _this_lane()
     config = lane.composed.pop(num, None)      # composed here before the jobs started (_lane_compose)
-    if config is None:
+    if composed is not None:
+        OmegaConf.copy_cache(from_config=lane.config, to_config=composed)
+        config = _numbered(composed, num)
+    elif config is None:
         config = _compose(lane.hydra_context.config_loader, lane.config, num, overrides)
     # the job's folder as run_job makes it, one writer at a time (a FolderBusy goes back to the launcher)
     where = [OmegaConf.select(config, key) for key in ("hydra.sweep.dir", "hydra.sweep.subdir")]
@@ -349,9 +362,13 @@ def _this_lane():
 def _compose(loader, sweep_config, num: int, overrides: list[str]):
     """Job ``num``'s config as Hydra's joblib launcher composes it (``execute_job``): the
     sweep's config with the job's ``overrides``, its ``hydra.job.id`` and ``num`` set."""
+    return _numbered(loader.load_sweep_config(sweep_config, list(overrides)), num)
+
+
+def _numbered(config, num: int):
+    """``config`` with its ``hydra.job.id`` and ``num`` set (``execute_job``'s); returns it."""
     from omegaconf import open_dict
 
-    config = loader.load_sweep_config(sweep_config, list(overrides))
     with open_dict(config):
         config.hydra.job.id = f"{config.hydra.job.name}_{num}"
         config.hydra.job.num = num

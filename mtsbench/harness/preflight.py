@@ -35,7 +35,7 @@ from .sweep import job_key
 SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
 
 
-def check_run(argv: Sequence[str], checked: set | None = None) -> DictConfig | None:
+def check_run(argv: Sequence[str], checked: set | None = None, composed: dict | None = None) -> DictConfig | None:
     """Check what ``mtsbench run ARGV`` would run before Hydra launches anything: compose
     the job (for a sweep, its first job) and validate it, then every value of a sweep's
     swept keys (``_check_sweep``); ``ConfigError`` (one line) for the first problem.
@@ -43,7 +43,11 @@ def check_run(argv: Sequence[str], checked: set | None = None) -> DictConfig | N
     informational flags (``--cfg``, ``--info``, ``--help``, ...) nothing is checked (None)
     but secrets on the command line, refused always. ``checked``: a set given is filled with
     the ``mtsbench.harness.sweep.job_key`` of each sweep job composed here, which the grid
-    sweeper then does not compose again (``hydra_plugins.mtsbench_sweeper.grid_sweeper``)."""
+    sweeper then does not compose again (``hydra_plugins.mtsbench_sweeper.grid_sweeper``).
+    ``composed``: a dict given is filled with the config of each sweep job composed here (with
+    the Hydra overrides the sweep's Hydra adds: ``sweep_adds``), by its task overrides (a
+    tuple), which the local launcher runs without composing the job again
+    (``mtsbench.harness.sweep.reusable`` says when it may)."""
     from ..config.rules import refuse_secrets
 
     refuse_secrets([a for a in argv if "=" in a and not a.startswith("-")])
@@ -91,13 +95,51 @@ def check_run(argv: Sequence[str], checked: set | None = None) -> DictConfig | N
     _check_sweep_size(cfg, sizes)             # before listing the jobs: range(0,10000000000) would fill memory
     axes = {key: [f"{key}={v}" for v in _swept(o, p, known, dirs)] if p.is_sweep_override() else [o]
             for key, (o, p) in chosen.items()}
-    composed = {job_key(first)}
-    _check_sweep(cfg, axes, first, dirs, composed)
+    done = {job_key(first)}
+    adds = sweep_adds(cfg, rest)
+    kept = {} if composed is None else composed
+    if not adds:                    # the first job (if it is one) composed as the sweep's Hydra composes it
+        kept[tuple(cfg.hydra.overrides.task)] = cfg
+    _check_sweep(cfg, axes, first, dirs, done, adds, kept)
     if checked is not None:
         common = [o for o, p in zip(overrides, parsed) if not p.is_sweep_override()
                   and o.lstrip("+~").startswith(("hydra.", "hydra/"))]
-        checked.update(job_key(job, common) for job in composed)
+        checked.update(job_key(job, common) for job in done)
     return cfg
+
+
+def sweep_adds(cfg: DictConfig, argv: Sequence[str]) -> list[str]:
+    """The Hydra overrides a sweep's jobs have beyond the command line's ``argv`` (``cfg``: its
+    first job's config, composed from ``argv``): the sweep's folder pinned (``pin_folder``, as
+    ``mtsbench run`` adds it) and ``hydra.mode=MULTIRUN``, which Hydra adds for ``-m`` unless
+    the config's own mode is MULTIRUN.
+
+    >>> cfg = OmegaConf.create({"hydra": {"mode": None, "sweep": {"dir": "out"}}})
+    >>> sweep_adds(cfg, ["-m", "seed=0,1"]), sweep_adds(cfg, ["seed=0,1"])
+    (['hydra.mode=MULTIRUN'], [])
+    """
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    mode = "MULTIRUN" in str(OmegaConf.select(cfg, "hydra.mode", default=""))
+    return (pin_folder(cfg, "hydra.sweep.dir", Path(str(cfg.hydra.sweep.dir)))
+            + (["hydra.mode=MULTIRUN"] if multirun and not mode else []))
+
+
+def pin_folder(cfg, key: str, folder: Path) -> list[str]:
+    """``[KEY='FOLDER']`` when ``cfg``'s ``key`` (``hydra.run.dir``, ``hydra.sweep.dir``) is an
+    interpolation (the default's ``${now:...}``), else []: Hydra composes the config again
+    and must write where ``mtsbench run`` checked and locked, not a second later's folder.
+
+    >>> pin_folder(OmegaConf.create({"d": "${x}", "x": "a b"}), "d", Path("a b"))
+    ["d='a b'"]
+    >>> pin_folder(OmegaConf.create({"d": "out"}), "d", Path("out"))
+    []
+    """
+    parent, _, leaf = key.rpartition(".")
+    node = OmegaConf.select(cfg, parent) if parent else cfg
+    if not OmegaConf.is_interpolation(node, leaf):
+        return []
+    quoted = str(folder).replace("'", "\\'")
+    return [f"{key}='{quoted}'"]
 
 
 def _compose(overrides: list[str], extra_dirs: Sequence[str | Path], keep: bool = False) -> DictConfig:
@@ -212,8 +254,8 @@ def _sweep_size(o: str, p, known: dict[str, list[str]], dirs: Sequence[str | Pat
     return len(value) if isinstance(value, list) else 1
 
 
-def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
-                 extra_dirs: Sequence[str | Path], composed: set[tuple[str, ...]]) -> None:
+def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str], extra_dirs: Sequence[str | Path],
+                 composed: set[tuple[str, ...]], adds: Sequence[str] = (), kept: dict | None = None) -> None:
     """The jobs of a sweep beyond the first one (``cfg``, composed from ``first``), checked
     by composing every value of every swept key once, the other keys at their first value
     (Hydra's compose API, each composition checked as ``compose`` checks one): the usual
@@ -222,7 +264,8 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     more swept groups with at most ``SWEEP_COMBOS_COMPOSED`` combinations have each combination composed (checks
     across nodes: ``system=bm25`` with ``retrieval=hybrid``). A sweep of N values of one
     key costs N compositions, not one per job. ``composed``: the jobs composed (each its
-    ``job_key``), ``first``'s already; those composed here are added."""
+    ``job_key``), ``first``'s already; those composed here are added. Each is composed with
+    ``adds`` after its overrides (``sweep_adds``) and kept in ``kept`` by its task overrides."""
     known = groups(extra_dirs)
     lists = list(axes.values())
     base = [values[0] for values in lists]
@@ -230,7 +273,9 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str],
     def composing(job: list[str]) -> None:
         if job_key(job) not in composed:
             composed.add(job_key(job))
-            _compose(job, extra_dirs)
+            config = _compose(job + list(adds), extra_dirs, keep=True)
+            if kept is not None:
+                kept[tuple(config.hydra.overrides.task)] = config
 
     for i, values in enumerate(lists):
         for o in values:

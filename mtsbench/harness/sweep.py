@@ -59,6 +59,7 @@ class Sweep:
     warned: list[str] = field(default_factory=list)   # ... and those above llm.max_failure_rate
     busy: list[str] = field(default_factory=list)     # ... and those not run: their folder's lock held elsewhere
     checked: frozenset = frozenset()  # ``job_key`` of each job composed and checked before Hydra started
+    composed: dict = field(default_factory=dict)   # ... their configs by task overrides (``reusable``)
     workers: list = field(default_factory=list)   # lane workers started before Hydra, for the launcher to adopt
 
     def exit_code(self) -> int:
@@ -100,6 +101,19 @@ def job_key(overrides: Sequence[str], common: Sequence[str] = ()) -> tuple[str, 
     ('ablate=tiers', 'seed=1')
     """
     return tuple(sorted(o for o in overrides if o not in common))
+
+
+def reusable(composed, master, overrides: Sequence[str]) -> bool:
+    """Whether ``composed``, a job's config composed by ``mtsbench run``'s check (``Sweep.composed``),
+    is the config Hydra composes for the job of ``overrides`` in the sweep of config ``master``
+    (``ConfigLoader.load_sweep_config``): composed from the same inputs, as its ``hydra`` node
+    records them (the same config and job name, search path and working folder, ``master``'s
+    Hydra overrides, then the job's own), so that a launcher may run it without composing it again."""
+    mine, theirs = composed.hydra, master.hydra
+    return (list(mine.overrides.task) == list(overrides) and list(mine.overrides.hydra) == list(theirs.overrides.hydra)
+            and (mine.job.name, mine.job.config_name, mine.runtime.cwd) ==
+            (theirs.job.name, theirs.job.config_name, theirs.runtime.cwd)
+            and mine.runtime.config_sources == theirs.runtime.config_sources)
 
 
 def current() -> Sweep:
