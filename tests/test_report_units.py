@@ -68,6 +68,37 @@ def test_labels_do_not_overlap_each_other_or_the_axes_edge():
     plt.close(fig)
 
 
+def test_labels_with_room_beside_their_points_are_placed_there_without_adjusttext(monkeypatch):
+    """Sparse points: each label touches its point, covers no point and no other label, and
+    adjustText (up to a second a figure) is not called; crowded ones all go to adjustText."""
+    from mtsbench.report import labels
+
+    calls = []
+    monkeypatch.setattr(labels, "adjust_text", lambda texts, **kw: calls.append(len(texts)))
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs, ys = np.array([1.0, 3.0, 5.0, 5.0]), np.array([1.0, 0.5, 0.2, 0.8])
+    ax.set_xlim(0, 6)
+    ax.set_ylim(0, 1)
+    placed = place(ax, list(zip(xs, ys)), ["at the top edge", "middle", "low", "high"])
+    assert placed is not None and calls == []
+    renderer = fig.canvas.get_renderer()
+    points = ax.transData.transform(np.column_stack([xs, ys]))
+    boxes = _boxes(fig, placed)
+    assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+    assert all(b.count_contains(points) == 0 for b in boxes)
+    frame = ax.get_window_extent(renderer)
+    assert all(frame.contains(b.x0, b.y0) and frame.contains(b.x1, b.y1) for b in boxes)
+    for (px, py), b in zip(points, boxes):       # touching: within a few pixels of its point
+        assert b.x0 - 6 <= px <= b.x1 + 6 and b.y0 - 6 <= py <= b.y1 + 6
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.set_xlim(0, 2)
+    ax.set_ylim(0, 1)
+    place(ax, [(1.0 + i / 100, 0.5) for i in range(6)], [f"crowded label {i}" for i in range(6)], keep=True)
+    assert calls and set(calls) == {6}              # every label, from its point, as before
+    plt.close(fig)
+
+
 def test_crowded_points_get_numbers_and_a_legend_table():
     fig, ax = plt.subplots(figsize=(6, 4))
     xs, ys = np.linspace(1, 2, 30), np.full(30, 0.5)

@@ -1,16 +1,21 @@
-"""Point labels that do not overlap, placed by adjustText inside the axes.
+"""Point labels that do not overlap, placed inside the axes: each beside its point when all
+find room there, else by adjustText.
 
-Each label starts on its point; ``adjustText.adjust_text`` (a force-directed placer that
-pushes labels off each other and off the points) moves them apart, keeps them inside the
-axes and joins a moved label to its point with a thin line. It stops when the labels no
-longer overlap or after ``ITERATIONS`` steps: a count, so the same data give the same
-figure (adjustText's default is a one-second time limit: 800 to 2,000 steps, depending on
-the machine's load). In the committed experiments' reports every placement that settled
-did so within 180 steps, and each placement fits or not alike with either limit. The result
-is then checked with the renderer's text extents: when two labels still overlap or one
-leaves the axes (names too long or too many, more than ``INLINE``), the points get numbers
-instead, placed the same way, and a table beside the axes gives each number's
-configuration. Coincident points share one label.
+First each label goes, in turn, to the first of the spots touching its point (``SPOTS``:
+below, above, right, left, then the corners) where, with its margin, it covers no point and
+no label placed before it and lies inside the axes (``beside``: a few box comparisons). When
+every label finds such a spot, that is their place: a sparse figure never pays adjustText's
+iterations (up to a second a figure). Otherwise every label starts on its point again and
+``adjustText.adjust_text`` (a force-directed placer that pushes labels off each other and off
+the points) moves them apart, keeps them inside the axes and joins a moved label to its point
+with a thin line. It stops when the labels no longer overlap or after ``ITERATIONS`` steps: a
+count, so the same data give the same figure (adjustText's default is a one-second time
+limit: 800 to 2,000 steps, depending on the machine's load). In the committed experiments'
+reports every placement that settled did so within 180 steps, and each placement fits or not
+alike with either limit. The result is then checked with the renderer's text extents: when
+two labels still overlap or one leaves the axes (names too long or too many, more than
+``INLINE``), the points get numbers instead, placed the same way, and a table beside the axes
+gives each number's configuration. Coincident points share one label.
 """
 
 from __future__ import annotations
@@ -19,11 +24,15 @@ import itertools
 
 import numpy as np
 from adjustText import adjust_text
+from matplotlib.transforms import Bbox
 
 INLINE = 10
 ITERATIONS = 300
 EXPAND = [(1.2, 1.4), (1.4, 1.8), (1.8, 2.4)]     # margins around a label (x, y factors), tried in turn
 LINK = dict(arrowstyle="-", color="0.5", lw=0.4, shrinkA=0, shrinkB=2)
+# a label's centre beside its point, in half-widths and half-heights of its box with margin
+SPOTS = [(0, -1), (0, 1), (1, 0), (-1, 0), (1, -1), (-1, -1), (1, 1), (-1, 1)]
+GAP = 2.0       # pixels between a label's margin and its point
 
 
 def _groups(xs, ys) -> list[list[int]]:
@@ -39,8 +48,8 @@ def _groups(xs, ys) -> list[list[int]]:
 
 
 def place(ax, points, texts, fontsize: float = 7, keep: bool = False) -> list | None:
-    """Label each (x, y) of ``points`` with its text, moved apart by adjustText inside the
-    axes, with a wider margin around each label (``EXPAND``) for as long as some overlap;
+    """Label each (x, y) of ``points`` with its text, beside it or moved apart by adjustText
+    inside the axes (``beside``), with a wider margin around each label (``EXPAND``) for as long as some overlap;
     the labels (Text artists), or None (and nothing left drawn) when they never fit, unless
     ``keep`` (then the last try stays). Call it once the axes' limits are final."""
     xy = np.asarray(points, dtype=float).reshape(-1, 2)
@@ -48,15 +57,43 @@ def place(ax, points, texts, fontsize: float = 7, keep: bool = False) -> list | 
         before = set(map(id, [*ax.texts, *ax.patches]))
         labels = [ax.text(x, y, text, fontsize=fontsize, ha="center", va="center", zorder=4) for (x, y), text
                   in zip(xy, texts)]
-        # prevent_crossings off: its swaps of two labels' places (experimental) can make labels of
-        # different widths overlap again after the forces have parted them
-        adjust_text(labels, x=xy[:, 0], y=xy[:, 1], ax=ax, ensure_inside_axes=True, expand=expand,
-                    prevent_crossings=False, iter_lim=ITERATIONS, arrowprops=LINK)
+        if not beside(ax, labels, xy, expand):
+            for label, start in zip(labels, xy):
+                label.set_position(start)
+            # prevent_crossings off: its swaps of two labels' places (experimental) can make labels of
+            # different widths overlap again after the forces have parted them
+            adjust_text(labels, x=xy[:, 0], y=xy[:, 1], ax=ax, ensure_inside_axes=True, expand=expand,
+                        prevent_crossings=False, iter_lim=ITERATIONS, arrowprops=LINK)
         if fits(ax, labels) or (keep and n == len(EXPAND) - 1):
             return labels
         for artist in [a for a in [*ax.patches, *ax.texts] if id(a) not in before]:    # the links, the labels
             artist.remove()
     return None
+
+
+def beside(ax, labels, xy: np.ndarray, expand: tuple[float, float]) -> bool:
+    """Move each label (Text on its point ``xy[i]``), in order, to the first of ``SPOTS`` where
+    its box grown by ``expand`` holds no point and meets no label moved before it, and its box
+    lies inside the axes; False as soon as one has no such spot (the labels before it moved)."""
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    points = ax.transData.transform(xy)
+    taken = []
+    for label, point in zip(labels, points):
+        box = label.get_window_extent(renderer)
+        size = np.array([box.width, box.height])
+        half = size * expand / 2
+        for spot in np.array(SPOTS):
+            centre = point + spot * (half + GAP)
+            grown, shown = Bbox([centre - half, centre + half]), Bbox([centre - size / 2, centre + size / 2])
+            if (frame.x0 <= shown.x0 and shown.x1 <= frame.x1 and frame.y0 <= shown.y0 and shown.y1 <= frame.y1
+                    and not grown.count_contains(points) and not any(grown.overlaps(t) for t in taken)):
+                label.set_position(ax.transData.inverted().transform(centre))
+                taken.append(grown)
+                break
+        else:
+            return False
+    return True
 
 
 def fits(ax, labels) -> bool:
