@@ -406,9 +406,12 @@ def _report(root: Path) -> str:
     """The sweep's report written into its folder (as ``mtsbench report ROOT`` would): its
     path; if it cannot be written, why, and the command to try again."""
     from ..errors import one_line
-    from ..report.aggregate import write
+    from ..report.parallel import Helper
 
     try:
-        return str(write(root))
+        with Helper() as helper:        # started first: its start overlaps the report's imports
+            from ..report.aggregate import write
+
+            return str(write(root, helper=helper))
     except Exception as e:  # noqa: BLE001 - the sweep's jobs are done: one line, not a traceback
         return f"not written ({one_line(e)}); mtsbench report {root}"

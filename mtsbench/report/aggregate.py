@@ -20,6 +20,7 @@ from . import html
 from .jobs import Job, find_jobs
 from .markdown import table, with_intervals, write_report
 from .paired import ALPHA, comparison_lines
+from .parallel import Helper, Task, draw
 from .plots import plot_pareto, plot_pass_matrix
 from .sources import combined_jobs, leaderboard_lines, source_lines
 from .seeds import Config, config_pass_matrix, config_table, configs, cuts
@@ -42,38 +43,41 @@ def compared(jobs: list[Job]) -> list[tuple[str, str]]:
     return [("recall", "recall@k"), *at_budget, ("pass_rate", "pass rate")]
 
 
-def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path) -> list[tuple[str, Path]]:
-    """Draw every figure into ``out``; (title, path) of those drawn."""
-    drawn: list[tuple[str, Path | None]] = []
+def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path,
+            helper: Helper | None = None) -> list[tuple[str, Path]]:
+    """Draw every figure into ``out`` (in this process and ``helper``'s at once: ``parallel.draw``);
+    (title, path) of those drawn, in the report's order."""
+    tasks: list[tuple[str, Task]] = []
     if len(groups) > 1:
         for column, label, name in COSTS:
-            drawn.append((f"Recall against {label}", plot_pareto(summary, column, label, out / name)))
-    drawn.append(("Evidence recall at k and at a context budget",
-                  plot_recall_curves(summary, out / "recall_curves.png")))
+            tasks.append((f"Recall against {label}", (plot_pareto, (summary, column, label, out / name))))
+    tasks.append(("Evidence recall at k and at a context budget",
+                  (plot_recall_curves, (summary, out / "recall_curves.png"))))
     if len(groups) > 1:
-        drawn.append(("Two-dimensional sweep", plot_heatmaps(summary, out / "heatmaps.png")))
+        tasks.append(("Two-dimensional sweep", (plot_heatmaps, (summary, out / "heatmaps.png"))))
     if len(jobs) > 1:
-        drawn.append(("Pass matrix", plot_pass_matrix(config_pass_matrix(jobs), out / "pass_matrix.png")))
-    drawn.append(("LLM cost per process", plot_llm_cost(groups, out / "llm_cost.png")))
-    drawn.append(("Tier occupancy over time", plot_tiers(groups, out / "tier_occupancy.png")))
-    drawn.append(("Belief over time", plot_beliefs(groups, out / "beliefs.png")))
-    drawn += _timeline_figures(groups, out)
-    return [(title, path) for title, path in drawn if path is not None]
+        tasks.append(("Pass matrix", (plot_pass_matrix, (config_pass_matrix(jobs), out / "pass_matrix.png"))))
+    tasks.append(("LLM cost per process", (plot_llm_cost, (groups, out / "llm_cost.png"))))
+    tasks.append(("Tier occupancy over time", (plot_tiers, (groups, out / "tier_occupancy.png"))))
+    tasks.append(("Belief over time", (plot_beliefs, (groups, out / "beliefs.png"))))
+    tasks += _timeline_figures(groups, out)
+    paths = draw([task for _, task in tasks], helper)
+    return [(title, path) for (title, _), path in zip(tasks, paths) if path is not None]
 
 
-def _timeline_figures(groups: list[Config], out: Path) -> list[tuple[str, Path | None]]:
+def _timeline_figures(groups: list[Config], out: Path) -> list[tuple[str, Task]]:
     """Per scenario: the reference configuration's timelines, and attention per configuration."""
     if not groups:
         return []
     scenarios = list(dict.fromkeys(s for c in groups if (t := data.timelines(c.first)) is not None
                                    for s in t["scenario"]))
-    drawn = []
+    tasks = []
     for s in scenarios:
-        drawn.append((f"Attention timelines: {s}", plot_timeline(groups[0], s, out / f"timeline_{s}.png")))
+        tasks.append((f"Attention timelines: {s}", (plot_timeline, (groups[0], s, out / f"timeline_{s}.png"))))
         if len(groups) > 1:
-            drawn.append((f"Attention per configuration: {s}",
-                          plot_timeline_configs(groups, s, out / f"timeline_{s}_configs.png")))
-    return drawn
+            tasks.append((f"Attention per configuration: {s}",
+                          (plot_timeline_configs, (groups, s, out / f"timeline_{s}_configs.png"))))
+    return tasks
 
 
 def figure_lines(drawn: list[tuple[str, Path]], out: Path) -> list[str]:
@@ -84,9 +88,10 @@ def figure_lines(drawn: list[tuple[str, Path]], out: Path) -> list[str]:
     return lines
 
 
-def write(src: Path, out: Path | None = None) -> Path:
+def write(src: Path, out: Path | None = None, helper: Helper | None = None) -> Path:
     """Write summary.csv, the figures, report.md and report.html of run or sweep directory
-    ``src`` into ``out`` (default: ``src``); returns the report's path."""
+    ``src`` into ``out`` (default: ``src``); returns the report's path. The figures are drawn
+    here and in ``helper``'s process at once (``parallel``; None: a helper started here)."""
     src = Path(src)
     out = Path(out) if out is not None else src
     if (src / "study.json").is_file():          # a tuning study's folder (hydra/sweeper=tune): its own report
@@ -95,12 +100,15 @@ def write(src: Path, out: Path | None = None) -> Path:
         path = write_study(src, out)
         html.write(path, out / "report.html")
         return path
+    if helper is None:
+        with Helper() as helper:
+            return write(src, out, helper)
     jobs = find_jobs(src)
     out.mkdir(parents=True, exist_ok=True)
     groups = configs(jobs)
     summary = config_table(jobs)
     summary.to_csv(out / "summary.csv", index=False)
-    drawn = figures(jobs, groups, summary, out)
+    drawn = figures(jobs, groups, summary, out, helper)
     if len(jobs) == 1 and jobs[0].ok and src.resolve() == out.resolve():
         job = jobs[0]
         path = write_report(out, _metrics(job.dir / "metrics.csv"), job.summary, extra=figure_lines(drawn, out))
@@ -114,12 +122,13 @@ def write_many(srcs: list[Path], out: Path) -> Path:
     """One report of several run or sweep directories side by side (``sources``): the
     sweep report over all their jobs, with a Sources table and a leaderboard across them,
     into ``out``; returns the report's path."""
-    jobs, described = combined_jobs([Path(s) for s in srcs])
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    summary = config_table(jobs)
-    summary.to_csv(out / "summary.csv", index=False)
-    drawn = figures(jobs, configs(jobs), summary, out)
+    with Helper() as helper:
+        jobs, described = combined_jobs([Path(s) for s in srcs])
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        summary = config_table(jobs)
+        summary.to_csv(out / "summary.csv", index=False)
+        drawn = figures(jobs, configs(jobs), summary, out, helper)
     path = _sweep_report(f"{len(srcs)} sources (above)", out, jobs, summary, drawn,
                          top=source_lines(described), board=leaderboard_lines(summary))
     html.write(path, out / "report.html")
