@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mtsbench.report.parallel import Helper, draw
+from mtsbench.report.parallel import Drawing, Helper
 
 
 def test_both_processes_draw_and_the_results_keep_the_tasks_order():
@@ -17,7 +17,7 @@ def test_both_processes_draw_and_the_results_keep_the_tasks_order():
     tasks = [(time.sleep, (0.3,)), *((operator.add, (i, 100)) for i in range(5)), (os.getpid, ())]
     with Helper() as helper:
         assert helper.executor is not None
-        results = draw(tasks, helper)
+        results = Drawing(tasks, helper).finish()
     assert results[:6] == [None, 100, 101, 102, 103, 104]
     assert results[6] != os.getpid()
 
@@ -26,13 +26,13 @@ def test_a_task_the_helper_cannot_take_is_drawn_here():
     lock = threading.Lock()                  # not picklable: cannot be sent to the helper
     tasks = [(len, ([lock],))] * 4
     with Helper() as helper:
-        assert draw(tasks, helper) == [1, 1, 1, 1]
+        assert Drawing(tasks, helper).finish() == [1, 1, 1, 1]
 
 
 def test_a_plot_functions_error_is_raised():
     with Helper() as helper, pytest.raises(ZeroDivisionError):
-        draw([(operator.truediv, (1, 0))] * 3, helper)
+        Drawing([(operator.truediv, (1, 0))] * 3, helper).finish()
 
 
 def test_without_a_helper_everything_is_drawn_here():
-    assert draw([(os.getpid, ())] * 3) == [os.getpid()] * 3
+    assert Drawing([(os.getpid, ())] * 3).finish() == [os.getpid()] * 3

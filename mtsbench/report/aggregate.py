@@ -20,7 +20,7 @@ from . import html
 from .jobs import Job, find_jobs
 from .markdown import table, with_intervals, write_report
 from .paired import ALPHA, comparison_lines
-from .parallel import Helper, Task, draw
+from .parallel import Drawing, Helper, Task
 from .plots import plot_pareto, plot_pass_matrix
 from .sources import combined_jobs, leaderboard_lines, source_lines
 from .seeds import Config, config_pass_matrix, config_table, configs, cuts
@@ -44,9 +44,9 @@ def compared(jobs: list[Job]) -> list[tuple[str, str]]:
 
 
 def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path,
-            helper: Helper | None = None) -> list[tuple[str, Path]]:
-    """Draw every figure into ``out`` (in this process and ``helper``'s at once: ``parallel.draw``);
-    (title, path) of those drawn, in the report's order."""
+            helper: Helper | None = None) -> "Figures":
+    """Every figure drawn into ``out``, in this process and ``helper``'s at once: the helper
+    starts now, and ``Figures.finish`` draws the rest here (``parallel.Drawing``)."""
     tasks: list[tuple[str, Task]] = []
     if len(groups) > 1:
         for column, label, name in COSTS:
@@ -61,8 +61,18 @@ def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: P
     tasks.append(("Tier occupancy over time", (plot_tiers, (groups, out / "tier_occupancy.png"))))
     tasks.append(("Belief over time", (plot_beliefs, (groups, out / "beliefs.png"))))
     tasks += _timeline_figures(groups, out)
-    paths = draw([task for _, task in tasks], helper)
-    return [(title, path) for (title, _), path in zip(tasks, paths) if path is not None]
+    return Figures([title for title, _ in tasks], Drawing([task for _, task in tasks], helper))
+
+
+class Figures:
+    """A report's figures being drawn (``figures``)."""
+
+    def __init__(self, titles: list[str], drawing: Drawing) -> None:
+        self.titles, self.drawing = titles, drawing
+
+    def finish(self) -> list[tuple[str, Path]]:
+        """(title, path) of each figure drawn, in the report's order, once all are drawn."""
+        return [(title, path) for title, path in zip(self.titles, self.drawing.finish()) if path is not None]
 
 
 def _timeline_figures(groups: list[Config], out: Path) -> list[tuple[str, Task]]:
@@ -111,7 +121,8 @@ def write(src: Path, out: Path | None = None, helper: Helper | None = None) -> P
     drawn = figures(jobs, groups, summary, out, helper)
     if len(jobs) == 1 and jobs[0].ok and src.resolve() == out.resolve():
         job = jobs[0]
-        path = write_report(out, _metrics(job.dir / "metrics.csv"), job.summary, extra=figure_lines(drawn, out))
+        metrics = _metrics(job.dir / "metrics.csv")
+        path = write_report(out, metrics, job.summary, extra=figure_lines(drawn.finish(), out))
     else:
         path = _sweep_report(f"`{src}`", out, jobs, summary, drawn)
     html.write(path, out / "report.html")
@@ -150,11 +161,12 @@ def _metrics(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn,
+def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn: Figures,
                   top: list[str] | None = None, board: list[str] | None = None) -> Path:
     """report.md of a sweep (``origin``: where its jobs come from): notes, summary with
-    intervals, paired comparisons, failures, pass matrix, frontier, figures; several sources
-    add ``top`` (their table) before the summary and ``board`` (the leaderboard) after it."""
+    intervals, paired comparisons, failures, pass matrix, frontier, figures (``drawn``, being
+    drawn meanwhile); several sources add ``top`` (their table) before the summary and
+    ``board`` (the leaderboard) after it."""
     ok = [j for j in jobs if j.ok]
     failed = [j for j in jobs if not j.ok]
     notes = out / "notes.md"     # hand-written reading of the numbers, kept across regenerations
@@ -192,7 +204,7 @@ def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame
         lines += ["## Pass matrix", "", "Expectations passed per scenario (passed/checks, summed over seeds).", "",
                   table(matrix.reset_index(names="config"), ["config", *matrix.columns]), ""]
     front = _frontier_lines(summary)
-    lines += front + figure_lines(drawn, out)
+    lines += front + figure_lines(drawn.finish(), out)
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

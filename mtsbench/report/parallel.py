@@ -3,9 +3,10 @@ dominate the sweep): this one and a helper process (``Helper``), started before 
 reads its results so that the helper's start (a fresh interpreter importing matplotlib and
 pandas) overlaps that reading.
 
-``draw`` hands the figures out from both ends of their list: this process takes them from
-the front, the helper from the back, each the next one left as it becomes free, so that the
-two finish together whatever each figure costs. A figure is drawn as in one process: the
+``Drawing`` hands the figures out from both ends of their list: the helper takes them from
+the back as soon as it starts, this process from the front once it has done its own work
+(``finish``), each the next one left as it becomes free, so that the two finish together
+whatever each figure costs. A figure is drawn as in one process: the
 same plot function on the same arguments (pickled to the helper), writing the same file. The
 helper is loky's (joblib's) worker, a fresh interpreter rather than a fork of this process,
 whose threads (a Ray launcher's) a fork would copy mid-state. Without a helper (it could not
@@ -21,7 +22,7 @@ Task = tuple[Callable[..., Any], tuple]
 
 
 class Helper:
-    """One helper process for ``draw`` while inside (``executor``: None when it could not start)."""
+    """One helper process for ``Drawing`` while inside (``executor``: None when it could not start)."""
 
     executor = None
 
@@ -44,39 +45,47 @@ def _warm() -> None:
     from . import plots, sweepplots, timeplots  # noqa: F401 - the plot functions' modules
 
 
-def draw(tasks: Sequence[Task], helper: Helper | None = None) -> list:
-    """``fn(*args)`` of each task, in order, drawn in this process and in ``helper``'s at once
-    (see the module docstring). A task the helper could not draw is drawn here; a plot
-    function's own error is raised as in one process."""
-    executor = None if helper is None else helper.executor
-    if executor is None or len(tasks) < 2:
-        return [fn(*args) for fn, args in tasks]
-    results: list = [None] * len(tasks)
-    left = [0, len(tasks)]          # tasks[left[0]:left[1]] not taken yet
-    lock = threading.Lock()
-    failed: list[int] = []
+class Drawing:
+    """``fn(*args)`` of each task, drawn in this process and in ``helper``'s at once (see the
+    module docstring): the helper starts on the back of the list at once, while this process
+    does other work (the report's tables); ``finish`` draws from the front until none is left
+    and returns every result in the tasks' order. A task the helper could not draw is drawn
+    here; a plot function's own error is raised as in one process."""
 
-    def take(front: bool) -> int | None:
-        with lock:
-            if left[0] >= left[1]:
+    def __init__(self, tasks: Sequence[Task], helper: Helper | None = None) -> None:
+        self.tasks = list(tasks)
+        self.results: list = [None] * len(self.tasks)
+        self.left = [0, len(self.tasks)]        # tasks[left[0]:left[1]] not taken yet
+        self.lock = threading.Lock()
+        self.failed: list[int] = []
+        self.executor = None if helper is None else helper.executor
+        self.feeder = None
+        if self.executor is not None and len(self.tasks) > 1:
+            self.feeder = threading.Thread(target=self._feed, name="mtsbench-figures", daemon=True)
+            self.feeder.start()
+
+    def _take(self, front: bool) -> int | None:
+        with self.lock:
+            if self.left[0] >= self.left[1]:
                 return None
-            left[0 if front else 1] += 1 if front else -1
-            return left[0] - 1 if front else left[1]
+            self.left[0 if front else 1] += 1 if front else -1
+            return self.left[0] - 1 if front else self.left[1]
 
-    def feed() -> None:
-        while (i := take(front=False)) is not None:
+    def _feed(self) -> None:
+        while (i := self._take(front=False)) is not None:
+            fn, args = self.tasks[i]
             try:
-                results[i] = executor.submit(*tasks[i][:1], *tasks[i][1]).result()
+                self.results[i] = self.executor.submit(fn, *args).result()
             except Exception:  # noqa: BLE001 - drawn here instead (its own error, if any, raised there)
-                failed.append(i)
+                self.failed.append(i)
 
-    feeder = threading.Thread(target=feed, name="mtsbench-figures", daemon=True)
-    feeder.start()
-    try:
-        while (i := take(front=True)) is not None:
-            results[i] = tasks[i][0](*tasks[i][1])
-    finally:
-        feeder.join()
-    for i in failed:
-        results[i] = tasks[i][0](*tasks[i][1])
-    return results
+    def finish(self) -> list:
+        try:
+            while (i := self._take(front=True)) is not None:
+                self.results[i] = self.tasks[i][0](*self.tasks[i][1])
+        finally:
+            if self.feeder is not None:
+                self.feeder.join()
+        for i in self.failed:
+            self.results[i] = self.tasks[i][0](*self.tasks[i][1])
+        return self.results
