@@ -33,6 +33,7 @@ from ..tune import check as tune_check
 from .sweep import job_key
 
 SWEEP_COMBOS_COMPOSED = 8   # two or more swept groups with up to this many combinations: each composed
+KEPT_FOR_LAUNCH = 64        # job configs kept for the local launcher (``check_run``'s ``composed``; ~0.3 MB each)
 
 
 def check_run(argv: Sequence[str], checked: set | None = None, composed: dict | None = None) -> DictConfig | None:
@@ -46,8 +47,8 @@ def check_run(argv: Sequence[str], checked: set | None = None, composed: dict | 
     sweeper then does not compose again (``hydra_plugins.mtsbench_sweeper.grid_sweeper``).
     ``composed``: a dict given is filled with the config of each sweep job composed here (with
     the Hydra overrides the sweep's Hydra adds: ``sweep_adds``), by its task overrides (a
-    tuple), which the local launcher runs without composing the job again
-    (``mtsbench.harness.sweep.reusable`` says when it may)."""
+    tuple; up to ``KEPT_FOR_LAUNCH``), which the local launcher runs without composing the job
+    again (``mtsbench.harness.sweep.reusable`` says when it may)."""
     from ..config.rules import refuse_secrets
 
     refuse_secrets([a for a in argv if "=" in a and not a.startswith("-")])
@@ -274,7 +275,7 @@ def _check_sweep(cfg: DictConfig, axes: dict[str, list[str]], first: list[str], 
         if job_key(job) not in composed:
             composed.add(job_key(job))
             config = _compose(job + list(adds), extra_dirs, keep=True)
-            if kept is not None:
+            if kept is not None and len(kept) < KEPT_FOR_LAUNCH:
                 kept[tuple(config.hydra.overrides.task)] = config
 
     for i, values in enumerate(lists):
