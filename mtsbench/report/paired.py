@@ -57,9 +57,10 @@ def sign_flip_p(differences, resamples: int = RESAMPLES, seed: int = SEED) -> fl
     return float((1 + np.sum(np.abs(signs @ d) >= observed)) / (1 + resamples))
 
 
-def unit_values(config: Config, column: str) -> pd.Series:
+def unit_values(config: Config, column: str, units: dict | None = None) -> pd.Series:
     """``column``'s value per unit of ``config``: per probe (per judged expectation, 1/0, for
-    ``pass_rate``) of each of its seeds, indexed by (seed, scenario, step, check, n)."""
+    ``pass_rate``) of each of its seeds, indexed by (seed, scenario, step, check, n). ``units``:
+    a dict that keeps each job's index for the next measure on the same rows (``_units``)."""
     parts = []
     for job in config.jobs:
         frame = data.metrics(job)
@@ -73,12 +74,23 @@ def unit_values(config: Config, column: str) -> pd.Series:
             values = pd.to_numeric(rows[column], errors="coerce").to_numpy(dtype=float)
         else:
             continue
-        keys = rows[["scenario", "step", "check"]].astype(str).assign(
-            seed=seed_of(job.label) or "", n=rows.groupby(["scenario", "step", "check"]).cumcount().to_numpy())
-        parts.append(pd.Series(values, index=pd.MultiIndex.from_frame(keys[KEY])))
+        index = _units(job, column == "pass_rate", rows, {} if units is None else units)
+        parts.append(pd.Series(values, index=index))
     if not parts:
         return pd.Series(dtype=float)
     return pd.concat(parts).dropna()
+
+
+def _units(job, expectations: bool, rows: pd.DataFrame, kept: dict) -> pd.MultiIndex:
+    """The units of ``rows`` (the job's probe rows, or its judged expectations), by ``KEY``;
+    kept in ``kept`` for the job's next measure on the same rows."""
+    key = (str(job.dir), job.label, expectations)
+    if key not in kept:
+        where = rows[["scenario", "step", "check"]]
+        keys = where.astype(str).assign(seed=seed_of(job.label) or "",
+                                         n=where.groupby(["scenario", "step", "check"]).cumcount().to_numpy())
+        kept[key] = pd.MultiIndex.from_frame(keys[KEY])
+    return kept[key]
 
 
 def compare(values: dict[str, pd.Series]) -> dict:
@@ -138,9 +150,9 @@ def line(name: str, result: dict, digits: int = 3) -> str | None:
 def comparison_lines(groups: list[Config], measures: list[tuple[str, str]]) -> list[str]:
     """For each (column, name) of ``measures``: one bullet comparing the configurations by
     paired tests (see the module's text)."""
-    lines = []
+    lines, units = [], {}
     for column, name in measures:
-        result = compare({c.label: unit_values(c, column) for c in groups})
+        result = compare({c.label: unit_values(c, column, units) for c in groups})
         if (text := line(name, result)) is not None:
             lines.append(text)
     return lines
