@@ -64,7 +64,8 @@ def _job(tmp_path, num, label, recall):
     d = tmp_path / str(num)
     d.mkdir()
     pd.DataFrame({"scenario": "s", "step": [f"p{i}" for i in range(len(recall))], "check": "probe",
-                  "passed": None, "recall": recall}).to_csv(d / "metrics.csv", index=False)
+                  "passed": None, "recall": recall, "recall_provenance@k": recall}).to_csv(d / "metrics.csv",
+                                                                                             index=False)
     return Job(dir=d, num=num, summary={"overall": {}}, label=label)
 
 

@@ -1,10 +1,17 @@
 """Saved results + scenario → metric rows (DESIGN §4, §5). Nothing here sees a live system.
 
 One row per probe (``check`` = ``probe``) and one per expectation, in the order the
-records were made. Recall is judged by provenance: an expected step is found when some
-memory among the first k the probe used lists it. ``k`` is the scenario's; the evidence
-depths are the evaluator's (``evaluation.recall_at``). A state the system does not have is
-reported as ``unsupported`` (``passed`` empty), never as a failure.
+records were made. A probe row's ``recall`` is **earned** recall at the probe's own k: the
+share of its evidence steps (``expect.recall``) that some memory among the first k it used
+earns (its provenance names the step and its text carries the step's content,
+``mtsbench.evaluation.credit``); ``hit`` is 1 when every one is earned. The figure by
+provenance alone (any used memory naming the step) is ``recall_provenance@k``, never
+unlabelled. A system that shows no memory texts (no ``context_texts``) has no earned credit:
+its ``recall`` and ``hit`` are empty. A scenario's own expectations (the ``recall`` and
+``absent`` rows: pass or fail) stay judged by provenance, which names what the scenario's
+author meant. ``k`` is the scenario's; the evidence depths are the evaluator's
+(``evaluation.recall_at``). A state the system does not have is reported as ``unsupported``
+(``passed`` empty), never as a failure.
 """
 
 from __future__ import annotations
@@ -22,7 +29,8 @@ from ..outputs.results import COST_COLUMNS, STEP_RECORDS
 from ..scenario.model import (OBSERVED_KINDS, ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario,
                               StepAttentionCheck, TierCheck)
 
-COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
+PROVENANCE = "recall_provenance@k"     # recall at the probe's own k by provenance alone (module docstring)
+COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall", PROVENANCE,
            "hit", "ranks", *COST_COLUMNS, "latency_ms"]
 INT_COLUMNS = ["index", "k", *COST_COLUMNS]
 WALL_CLOCK_COLUMNS = ["latency_ms"]
@@ -47,7 +55,7 @@ def _row(rec, check: str, passed, value, expected, **extra) -> dict:
     """A metric row with the cost columns of the record's step."""
     base = {"scenario": rec.scenario, "index": int(rec.index), "step": rec.step, "kind": rec.kind,
             "check": check, "passed": passed, "value": value, "expected": expected,
-            "k": None, "recall": None, "hit": None, "ranks": None,
+            "k": None, "recall": None, PROVENANCE: None, "hit": None, "ranks": None,
             **{c: int(getattr(rec, c)) for c in COST_COLUMNS}, "latency_ms": round(float(rec.latency_ms), 3)}
     base.update(extra)
     return base
@@ -73,24 +81,27 @@ def _provenance(rec, column: str = "ranked_provenance") -> list[tuple[str, ...]]
 
 def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...] = (),
                pool: tuple[str, ...] = ()) -> list[dict]:
-    """A probe row (with evidence recall at ``depths``, see ``mtsbench.evaluation.evidence``: earned
-    credit, provenance-only and the chance baseline over ``pool``, the steps observed before
-    it) plus its ``recall`` and ``absent`` rows, judged by provenance on the first k
-    memories the probe used (a scenario's own expectations name the memories' sources)."""
+    """A probe row (earned ``recall`` and ``hit`` at its own k, ``recall_provenance@k``, and
+    evidence recall at ``depths``, see ``mtsbench.evaluation.evidence``: earned credit,
+    provenance-only and the chance baseline over ``pool``, the steps observed before it)
+    plus its ``recall`` and ``absent`` rows, judged by provenance on the first k memories the
+    probe used (a scenario's own expectations name the memories' sources)."""
     k = step.expect.k
     provenance = _provenance(rec) or []
+    earned = _provenance(rec, "ranked_earned")
     used = len(provenance) if pd.isna(rec.used) else int(rec.used)
     top = provenance[: min(k, used)]
     out: list[dict] = []
-    recall = hit = None
     verdicts = []
+    own = {"recall": None, PROVENANCE: None, "hit": None}
     if step.expect.recall:
         ranks = evidence.first_ranks(top, step.expect.recall)
         got = sum(r is not None for r in ranks.values())
-        recall, hit = got / len(ranks), got == len(ranks)
+        prov, hit = round(got / len(ranks), 4), got == len(ranks)
         verdicts.append(hit)
-        out.append(_row(rec, "recall", hit, round(recall, 4), " ".join(step.expect.recall), k=k,
-                        recall=round(recall, 4), hit=hit, ranks=_ranks_text(ranks)))
+        out.append(_row(rec, "recall", hit, prov, " ".join(step.expect.recall), k=k, hit=hit,
+                        ranks=_ranks_text(ranks), **{PROVENANCE: prov}))
+        own = earned_at_k(earned, min(k, used), step.expect.recall) | {PROVENANCE: prov}
     if step.expect.absent:
         ranks = evidence.first_ranks(top, step.expect.absent)
         false = [s for s, r in ranks.items() if r is not None]
@@ -103,15 +114,13 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
         out.append(_row(rec, "order", verdicts[-1], _ranks_text(ranks), " > ".join(step.expect.order), k=k,
                         ranks=_ranks_text(ranks)))
     passed = all(verdicts) if verdicts else None
-    head = _row(rec, "probe", passed, recall, " ".join(step.expect.recall) or None, k=k,
-                recall=None if recall is None else round(recall, 4), hit=hit)
+    head = _row(rec, "probe", passed, own["recall"], " ".join(step.expect.recall) or None, k=k, **own)
     tokens = [] if rec.ranked_tokens is None else [int(t) for t in rec.ranked_tokens]
     scores = [] if rec.ranked_scores is None else [float(x) for x in rec.ranked_scores][: min(k, used)]
     relevance = getattr(rec, "used_relevance", None)
     relevance = [] if relevance is None or not hasattr(relevance, "__len__") else [float(x) for x in relevance]
     head.update(evidence.probe_fields(step, provenance, depths, tokens, budgets, used_scores=scores,
-                                      used_relevance=relevance[: min(k, used)],
-                                      earned=_provenance(rec, "ranked_earned"), pool=pool,
+                                      used_relevance=relevance[: min(k, used)], earned=earned, pool=pool,
                                       seed=zlib.crc32(f"{rec.scenario}\0{step.id}".encode())))
     for column in ANSWER_COLUMNS:          # mtsbench.evaluation.answer: set when the run scored the probe's answer
         value = getattr(rec, column, None)
@@ -130,6 +139,20 @@ def in_order(ranks: dict[str, int | None], order: tuple[str, ...]) -> bool:
     """
     place = [math.inf if ranks[s] is None else ranks[s] for s in order]
     return all(a < b for a, b in zip(place, place[1:]))
+
+
+def earned_at_k(earned: list[tuple[str, ...]] | None, used: int, steps: tuple[str, ...]) -> dict:
+    """``recall`` (the share of ``steps`` some of the first ``used`` memories earns) and
+    ``hit`` (all earned) of a probe; both None when the system showed no texts (``earned`` None).
+
+    >>> earned_at_k([("a",), (), ("b",)], 2, ("a", "b")), earned_at_k(None, 2, ("a",))
+    ({'recall': 0.5, 'hit': False}, {'recall': None, 'hit': None})
+    """
+    if earned is None:
+        return {"recall": None, "hit": None}
+    ranks = evidence.first_ranks(earned[:used], steps)
+    got = sum(r is not None for r in ranks.values())
+    return {"recall": round(got / len(ranks), 4), "hit": got == len(ranks)}
 
 
 def _ranks_text(ranks: dict[str, int | None]) -> str:

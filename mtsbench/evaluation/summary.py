@@ -1,8 +1,11 @@
 """A run's summary figures, computed from its records (the blocks of ``summary.json``).
 
 ``summary.json`` holds ``overall`` and ``scenarios.<id>``, each with ``checks`` (number
-of expectations), ``passed``, ``pass_rate``, ``recall`` (mean recall@k over probes with a
-``recall`` expectation), ``hit_rate``, ``probes``, ``scored`` (mean memories scored per
+of expectations), ``passed``, ``pass_rate``, ``recall`` (mean *earned* recall at each probe's
+own k over the probes with evidence, ``mtsbench.evaluation.evaluate``; None when the system
+shows no memory texts, and then ``no_earned_credit`` says why), ``hit_rate`` (the share of those
+probes whose every evidence step is earned), ``recall_provenance@k`` (the same mean by
+provenance alone), ``probes``, ``scored`` (mean memories scored per
 probe), ``scored_total`` (every search of the steps themselves, labelling included; the
 background processes' searches are in ``processes``), ``unsupported`` (expectations the
 system has no state for: not counted in ``checks``), ``llm_calls``, ``tokens``,
@@ -36,6 +39,10 @@ from ..outputs.results import STEP_RECORDS
 from ..processes.meter import INDEX_KEYS
 from . import answer as answers
 from . import evidence
+from .evaluate import PROVENANCE
+
+NO_TEXTS = ("the system shows no memory texts (no context_texts method), so no memory can earn an evidence step: "
+            "recall by provenance alone is recall_provenance@k")
 
 LLM_ROW = "llm"      # the check of metrics.csv's LLM accounting rows
 
@@ -51,15 +58,17 @@ def aggregate(rows: pd.DataFrame, llm: dict, scored_total: int, depths: tuple[in
     expectations = rows[rows["check"] != "probe"]
     checks = expectations[expectations["passed"].notna()]
     probes = rows[rows["check"] == "probe"]
-    recall_rows = rows[rows["check"] == "recall"]
     passed = int(checks["passed"].astype(bool).sum())
+    recall, provenance = _mean(probes["recall"]), _mean(probes[PROVENANCE])
     return {
         "checks": int(len(checks)),
         "unsupported": int(len(expectations) - len(checks)),
         "passed": passed,
         "pass_rate": round(passed / len(checks), 4) if len(checks) else None,
-        "recall": _mean(recall_rows["recall"]),
-        "hit_rate": _mean(recall_rows["hit"].astype(float)) if len(recall_rows) else None,
+        "recall": recall,
+        "hit_rate": _mean(probes["hit"].astype(float)),
+        PROVENANCE: provenance,
+        **({"no_earned_credit": NO_TEXTS} if recall is None and provenance is not None else {}),
         "probes": int(len(probes)),
         "scored": _mean(probes["scored"]),
         "scored_total": int(scored_total),

@@ -17,7 +17,8 @@ import pandas as pd
 from ..evaluation import evidence
 from . import data
 from . import html
-from .jobs import Job, find_jobs
+from ..evaluation.evaluate import PROVENANCE
+from .jobs import Job, credit_lines, find_jobs
 from .markdown import table, with_intervals, write_report
 from .paired import ALPHA, comparison_lines
 from .parallel import Drawing, Helper, Task
@@ -30,17 +31,17 @@ from .timeplots import plot_beliefs, plot_timeline, plot_timeline_configs, plot_
 COSTS = [("cost_per_turn", "total cost: memories scored per dialogue turn, every kind of search", "pareto_total.png"),
          ("scored", "memories scored per probe (mean)", "pareto_scored.png"),
          ("tokens", "LLM tokens per run (all steps)", "pareto_tokens.png")]
-TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", "scored", "cost_per_turn",
-                 "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
-INTERVAL_COLUMNS = ["pass_rate", "recall", "scored", "cost_per_turn", "tokens"]
+TABLE_COLUMNS = ["job", "config", "status", "checks", "passed", "pass_rate", "recall", PROVENANCE, "scored",
+                 "cost_per_turn", "llm_calls", "tokens", "latency_p50_ms", "latency_p95_ms"]
+INTERVAL_COLUMNS = ["pass_rate", "recall", PROVENANCE, "scored", "cost_per_turn", "tokens"]
 
 
 def compared(jobs: list[Job]) -> list[tuple[str, str]]:
-    """(column, name) of the measures the paired tests compare: recall@k, recall at the
+    """(column, name) of the measures the paired tests compare: earned recall@k, recall at the
     jobs' headline budget (``evidence.headline_budget``), the pass rate."""
     budget = evidence.headline_budget(cuts(jobs)[1])
     at_budget = [] if budget is None else [(f"recall@{budget}t", f"recall@{budget}t")]
-    return [("recall", "recall@k"), *at_budget, ("pass_rate", "pass rate")]
+    return [("recall", "earned recall@k"), *at_budget, ("pass_rate", "pass rate")]
 
 
 def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path,
@@ -186,8 +187,12 @@ def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame
              "rate) and over seeds where several ran; they describe each configuration alone: whether two "
              "configurations differ is decided by a paired test (below), not by whether their intervals "
              "overlap. Cost: memories scored per probe (mean), total cost per dialogue turn (memories scored by every kind of search: "
-             "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean recall@k over the probes with a `recall` "
-             "expectation; latency: wall time per probe. All numbers: `summary.csv`.", "",
+             "probes, replies, association, arousal, background processes) and LLM tokens; recall: mean *earned* "
+             "recall at each probe's own k over the probes with evidence (a memory earns an evidence step when its "
+             "provenance names the step and its text carries the step's content: docs/metrics.md), as in every "
+             f"figure, test and ranking below; `{PROVENANCE}`: the same by provenance alone (any memory naming the "
+             "step, however little of it its text keeps), shown for comparison only; latency: wall time per probe. "
+             "All numbers: `summary.csv`.", "", *credit_lines(jobs),
              "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]
     lines += separation_lines(summary) + (board or [])
     paired = comparison_lines(configs(jobs), compared(jobs)) if len(ok) > 1 else []
@@ -225,8 +230,8 @@ def separation_lines(summary: pd.DataFrame) -> list[str]:
     recall = pd.to_numeric(summary.loc[summary["status"] == "ok", "recall"], errors="coerce").dropna()
     if len(recall) < 2 or recall.round(4).nunique() != 1:
         return []
-    return [f"**recall does not separate these configurations: all score {recall.iloc[0]:.3f}** (mean recall@k "
-            "over the same probes). The probes are too easy, or too hard, for these configurations to differ on "
+    return [f"**recall does not separate these configurations: all score {recall.iloc[0]:.3f}** (mean earned "
+            "recall@k over the same probes). The probes are too easy, or too hard, for these configurations to differ on "
             "them: compare them on cost and on the expectations passed, or add probes that separate them.", ""]
 
 

@@ -1,6 +1,8 @@
 """What the figures read from a job's saved results, each file read once.
 
-- ``metrics``: ``metrics.csv``; ``timelines``: ``timelines.parquet`` (or the
+- ``metrics``: ``metrics.csv`` (one evaluated before earned credit headlined recall, without a
+  ``recall_provenance@k`` column, read as it would be now: its provenance figure moved to that
+  column, its ``recall`` and ``hit`` empty: ``current``); ``timelines``: ``timelines.parquet`` (or the
   ``timelines.csv`` of a run written before parquet);
 - ``tier_sizes``: members per tier over time, replayed from the memory events of
   ``trace.parquet`` (or an older ``trace.jsonl``): created with its tier, moved, dropped;
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..evaluation.evaluate import PROVENANCE
 from .jobs import Job
 
 MAX_SCENARIO_BYTES = 2_000_000
@@ -25,7 +28,22 @@ MAX_SCENARIO_BYTES = 2_000_000
 
 @lru_cache(maxsize=256)
 def _csv(path: str) -> pd.DataFrame:
-    return pd.read_csv(path, low_memory=False)
+    return current(pd.read_csv(path, low_memory=False))
+
+
+def current(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (a metrics.csv) with ``recall`` meaning earned credit: a table evaluated before
+    that (no ``recall_provenance@k`` column; its ``recall`` and ``hit`` were by provenance) gets
+    them moved under that name and its ``recall`` and ``hit`` emptied (``mtsbench evaluate DIR``
+    recomputes them).
+
+    >>> old = current(pd.DataFrame({"check": ["probe"], "recall": [0.5], "hit": [False]}))
+    >>> old["recall_provenance@k"].tolist(), bool(old["recall"].isna().all()), bool(old["hit"].isna().all())
+    ([0.5], True, True)
+    """
+    if "recall" not in frame or PROVENANCE in frame:
+        return frame
+    return frame.assign(**{PROVENANCE: frame["recall"], "recall": float("nan"), "hit": pd.NA})
 
 
 def metrics(job: Job) -> pd.DataFrame | None:

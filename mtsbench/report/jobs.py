@@ -34,8 +34,9 @@ import pandas as pd
 import yaml
 
 from ..errors import ReportError
+from ..evaluation.evaluate import PROVENANCE
 from .status import FAILURE_FILE, MANIFEST, _read_json, job_status
-SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", "hit_rate",
+SUMMARY_COLUMNS = ["job", "config", "status", "error", "checks", "passed", "pass_rate", "recall", PROVENANCE, "hit_rate",
                    "probes", "scored", "scored_total", "cost_total", "cost_per_turn", "llm_calls", "tokens",
                    "latency_p50_ms", "latency_p95_ms",
                    "overrides"]
@@ -165,8 +166,10 @@ def summary_row(job: Job) -> dict:
     if not job.ok:
         return row
     overall = job.summary["overall"]
-    row |= {k: overall.get(k) for k in ("checks", "passed", "pass_rate", "recall", "hit_rate", "probes", "scored",
-                                         "scored_total", "llm_calls", "tokens", "unsupported")}
+    row |= {k: overall.get(k) for k in ("checks", "passed", "pass_rate", "recall", PROVENANCE, "hit_rate", "probes",
+                                         "scored", "scored_total", "llm_calls", "tokens", "unsupported")}
+    if stale(job):          # evaluated before recall meant earned credit: its figure was by provenance
+        row |= {PROVENANCE: overall.get("recall"), "recall": None, "hit_rate": None}
     cost = (job.summary.get("cost") or {}).get("overall") or {}
     row["cost_total"], row["cost_per_turn"] = cost.get("total"), cost.get("per_turn")
     metrics = job.read_csv("metrics.csv")
@@ -174,6 +177,28 @@ def summary_row(job: Job) -> dict:
     row["latency_p50_ms"] = percentile(probes["latency_ms"], 50)
     row["latency_p95_ms"] = percentile(probes["latency_ms"], 95)
     return row
+
+
+def stale(job: Job) -> bool:
+    """Whether finished ``job`` was evaluated before ``recall`` meant earned credit (its
+    summary.json has no ``recall_provenance@k``): its recall was by provenance alone."""
+    return job.ok and PROVENANCE not in (job.summary.get("overall") or {})
+
+
+def credit_lines(jobs: list[Job]) -> list[str]:
+    """One line per finished job that cannot give earned recall, and why: evaluated by an
+    earlier mtsbench (``mtsbench evaluate DIR`` recomputes it), or a system that shows no
+    memory texts; [] when every job gives it."""
+    lines = []
+    for j in jobs:
+        overall = (j.summary or {}).get("overall") or {}
+        if stale(j):
+            lines.append(f"- job {j.num} (`{j.label}`): evaluated before recall meant earned credit, so its recall "
+                         f"columns are empty and its old figure is `{PROVENANCE}`; `mtsbench evaluate {j.dir}` "
+                         "recomputes them from its saved results.")
+        elif j.ok and overall.get("recall") is None and overall.get("no_earned_credit"):
+            lines.append(f"- job {j.num} (`{j.label}`): no earned recall: {overall['no_earned_credit']}.")
+    return ["**Recall without earned credit:**", "", *lines, ""] if lines else []
 
 
 def summary_table(jobs: list[Job]) -> pd.DataFrame:

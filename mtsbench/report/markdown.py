@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..evaluation import attention_auc
 from ..evaluation import evidence
+from ..evaluation.evaluate import PROVENANCE
 from .intervals import bootstrap, fmt
 from .seeds import passed
 
@@ -16,13 +17,31 @@ WHOLE = ("tokens", "llm_calls")
 
 def interval_rows(depths, budgets) -> list[tuple[str, str | None]]:
     """(measure, column) of the 'Intervals' section: the pass rate (no column: counted over
-    expectations), recall@k, each configured cut-off's recall, memories scored.
+    expectations), earned recall@k, each configured cut-off's (earned) recall, recall@k by
+    provenance alone, memories scored.
 
     >>> interval_rows((3,), (100,))[1:]
-    [('recall@k', 'recall'), ('recall@3', 'recall@3'), ('recall@100t', 'recall@100t'), ('memories scored per probe', 'scored')]
+    [('earned recall@k', 'recall'), ('recall@3', 'recall@3'), ('recall@100t', 'recall@100t'), ('recall_provenance@k', 'recall_provenance@k'), ('memories scored per probe', 'scored')]
     """
-    return [("pass rate", None), ("recall@k", "recall"), *((c, c) for c in evidence.cut_columns(depths, budgets)),
+    return [("pass rate", None), ("earned recall@k", "recall"),
+            *((c, c) for c in evidence.cut_columns(depths, budgets)), (PROVENANCE, PROVENANCE),
             ("memories scored per probe", "scored")]
+
+
+def recall_line(overall: dict) -> str:
+    """The headline recall of a run in words: earned recall@k with the provenance-only figure
+    beside it, labelled; or why there is no earned figure.
+
+    >>> recall_line({"recall": 0.25, "recall_provenance@k": 0.5})
+    'mean earned recall@k 0.25 (by provenance alone: 0.5)'
+    >>> recall_line({"recall": None, "recall_provenance@k": 0.5, "no_earned_credit": "no texts"})
+    'no earned recall@k: no texts (by provenance alone: 0.5)'
+    """
+    provenance = overall.get(PROVENANCE)
+    tail = f" (by provenance alone: {provenance})" if provenance is not None else ""
+    if overall.get("recall") is None and overall.get("no_earned_credit"):
+        return f"no earned recall@k: {overall['no_earned_credit']}{tail}"
+    return f"mean earned recall@k {overall.get('recall')}{tail}"
 
 
 def table(frame: pd.DataFrame, columns: list[str]) -> str:
@@ -66,7 +85,8 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     rows = [{"scenario": sid, **{k: v for k, v in agg.items() if k not in ("llm", "processes")}}
             for sid, agg in summary["scenarios"].items()]
     per = pd.DataFrame(rows)
-    cols = ["scenario", "checks", "passed", "recall", "hit_rate", "probes", "scored", "llm_calls", "tokens"]
+    cols = ["scenario", "checks", "passed", "recall", PROVENANCE, "hit_rate", "probes", "scored", "llm_calls",
+            "tokens"]
     failed = failures(frame)
     choices = summary.get("choices") or {}
     lines = ["# mtsbench run report", ""]
@@ -75,8 +95,7 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     lines += [
         f"{overall['passed']} of {overall['checks']} expectations passed"
         + (f" ({overall['unsupported']} unsupported: the system has no such state)" if overall.get("unsupported") else "")
-        + f"; mean recall@k "
-        f"{overall['recall']}; {overall['scored']} memories scored per probe; "
+        + f"; {recall_line(overall)}; {overall['scored']} memories scored per probe; "
         f"{overall['llm_calls']} LLM calls, {overall['tokens']} tokens.", "",
     ]
     if choices:
@@ -95,8 +114,9 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
                   ""]
     probes = frame[frame["check"] == "probe"]
     if len(probes):
-        lines += ["## Probes", "", table(probes, ["scenario", "step", "k", "recall", "scored",
-                                                  "tiers_searched", "llm_calls", "tokens"]), ""]
+        lines += ["## Probes", "", "`recall`: earned recall at the probe's own k; `recall_provenance@k`: by "
+                  "provenance alone.", "", table(probes, ["scenario", "step", "k", "recall", PROVENANCE, "scored",
+                                                          "tiers_searched", "llm_calls", "tokens"]), ""]
     lines += interval_lines(frame, *evidence.cuts_of_summary(summary))
     lines += extra or []
     path = out_dir / "report.md"
@@ -135,7 +155,7 @@ def with_intervals(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     shown = frame.copy()
     for c in columns:
         if c in shown and f"{c}_lo" in shown:
-            digits = 3 if c in ("recall", "pass_rate") or c.startswith("recall@") else 0 if c in WHOLE else 1
+            digits = 3 if c in ("recall", "pass_rate") or c.startswith("recall") else 0 if c in WHOLE else 1
             shown[c] = [fmt(m, lo, hi, digits) if pd.notna(m) else "" for m, lo, hi in
                         zip(pd.to_numeric(shown[c], errors="coerce"), shown[f"{c}_lo"], shown[f"{c}_hi"])]
     return shown

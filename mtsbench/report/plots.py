@@ -1,6 +1,6 @@
 """Figures of a run or sweep, drawn from result tables only (matplotlib, Agg backend).
 
-- ``plot_pareto``: recall against a cost, one point per configuration with its 95%
+- ``plot_pareto``: earned recall (the headline, as everywhere) against a cost, one point per configuration with its 95%
   intervals as error bars, the Pareto frontier (configurations no other beats on both:
   higher recall, the pass rate breaking ties, and lower cost) joined and marked, as
   ann-benchmarks draws its recall/queries-per-second plots; labels never overlap
@@ -180,9 +180,9 @@ def plot_pareto(table: pd.DataFrame, cost: str, cost_label: str, path: Path) -> 
     order = np.argsort(~front, kind="stable")            # frontier labels placed first
     label_points(ax, t[cost].to_numpy()[order], t["recall"].to_numpy()[order], t["name"].to_numpy()[order])
     ax.set_xlabel(cost_label + (f"    [labels: {keys}]" if keys else ""))
-    ax.set_ylabel("mean recall@k (95% interval)")
+    ax.set_ylabel("earned recall@k, mean (95% interval)")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=2, fontsize=8, frameon=False)
-    ax.set_title(f"Recall against {cost_label.split(' (')[0]} ({len(t)} configurations; frontier: "
+    ax.set_title(f"Earned recall against {cost_label.split(' (')[0]} ({len(t)} configurations; frontier: "
                  "recall, then pass rate)", fontsize=10)
     return save(fig, path)
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation import evidence
+from ..evaluation.evaluate import PROVENANCE
 from . import data
 from .intervals import bootstrap, config_label
 from .jobs import Job, pass_matrix, summary_table
@@ -31,12 +32,13 @@ def cuts(jobs: list[Job]) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 def probe_metrics(depths, budgets) -> list[str]:
-    """The per-probe columns given intervals: recall@k, each cut-off's recall, memories scored.
+    """The per-probe columns given intervals: earned recall@k, each cut-off's recall, recall@k
+    by provenance alone, memories scored.
 
     >>> probe_metrics((3,), (100,))
-    ['recall', 'recall@3', 'recall@100t', 'scored']
+    ['recall', 'recall@3', 'recall@100t', 'recall_provenance@k', 'scored']
     """
-    return ["recall", *evidence.cut_columns(depths, budgets), "scored"]
+    return ["recall", *evidence.cut_columns(depths, budgets), PROVENANCE, "scored"]
 
 
 def interval_metrics(depths, budgets) -> list[str]:

@@ -101,7 +101,7 @@ def source_lines(sources: list[dict]) -> list[str]:
 
 
 def leaderboard(summary: pd.DataFrame) -> pd.DataFrame:
-    """Every finished configuration, best first: by mean recall@k, then pass rate (higher
+    """Every finished configuration, best first: by mean earned recall@k, then pass rate (higher
     first), then total cost per turn (lower first); equal recall and pass rate share a rank."""
     t = summary[summary["status"] == "ok"].copy()
     if t.empty:
@@ -124,7 +124,7 @@ def leaderboard_lines(summary: pd.DataFrame) -> list[str]:
         return []
     columns = [c for c in BOARD_COLUMNS if c in board]
     return ["## Leaderboard (every source)", "",
-            "Every configuration of every source, ranked by mean recall@k, then pass rate, then total cost per "
+            "Every configuration of every source, ranked by mean earned recall@k, then pass rate, then total cost per "
             "turn (lower first); the same rank means the same recall and pass rate. A rank orders means only: "
             "whether two configurations differ is the paired tests' call (below).", "",
             table(with_intervals(board, ["recall", "pass_rate", "scored", "cost_per_turn", "tokens"]), columns), ""]

@@ -92,7 +92,7 @@ def grid_keys(labels: list[str]) -> tuple[str, str] | None:
     return a, b
 
 
-HEAT = [("recall", "mean recall@k", "RdYlGn"), ("pass_rate", "pass rate", "RdYlGn"),
+HEAT = [("recall", "earned recall@k", "RdYlGn"), ("pass_rate", "pass rate", "RdYlGn"),
         ("cost_per_turn", "memories scored per turn (total cost)", "Blues")]
 
 
