@@ -37,6 +37,7 @@ commands:
   report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
   report A B [C...] --out OUT several runs or sweeps side by side, with a leaderboard across them
   evaluate DIR                recompute a finished run's (or sweep's) metrics from its results.parquet
+  show RUN [--probe STEP]     a run's probes; with --probe, what that probe ranked (text, tier, score, credit)
   import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)
   completion bash             the tab-completion script: eval "$(mtsbench -sc install=bash)" in ~/.bashrc
   calibrate A B [--out DIR]   compare two runs task by task (e.g. llm=mock against llm=local)"""
@@ -417,6 +418,31 @@ def evaluate_main(argv: list[str]) -> int:
     return 0
 
 
+def show_main(argv: list[str]) -> int:
+    """``mtsbench show RUN [--probe STEP [--scenario ID] [--top N]]`` (``mtsbench.report.probes``)."""
+    from .report import probes
+
+    parser = argparse.ArgumentParser(prog="mtsbench show", description="A finished run's probes, one line each; "
+                                     "with --probe, what that probe ranked: rank, score and its terms, tier, the "
+                                     "evidence each memory earns or names, its text; and how many memories the "
+                                     "search could see.")
+    parser.add_argument("run", metavar="RUN", help="a finished run folder (outputs/DATE/TIME, or a sweep's job)")
+    parser.add_argument("--probe", metavar="STEP", help="the probe's step id")
+    parser.add_argument("--scenario", metavar="ID", help="the probe's scenario, when several have that step id")
+    parser.add_argument("--top", type=int, default=probes.TOP, metavar="N",
+                        help=f"memories listed (default {probes.TOP}; at least the probe's k)")
+    ns = parser.parse_args(argv)
+    if ns.scenario and not ns.probe:
+        return _fail("--scenario goes with --probe STEP")
+    try:
+        print(probes.ranking(Path(ns.run), ns.probe, ns.scenario, ns.top) if ns.probe else probes.listing(Path(ns.run)))
+    except ReportError as e:
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(f"{ns.run}: {e.strerror or e}")
+    return 0
+
+
 def _validate(argv):
     from .scenario.commands import validate_main
 
@@ -454,7 +480,8 @@ def _calibrate(argv):
 
 
 COMMANDS = {"run": run_main, "check": check_main, "validate": _validate, "scenarios": _scenarios,
-            "report": report_main, "evaluate": evaluate_main, "import": _import, "generate": _generate,
+            "report": report_main, "evaluate": evaluate_main, "show": show_main, "import": _import,
+            "generate": _generate,
             "schema": _schema,
             "calibrate": _calibrate}
 

@@ -78,7 +78,7 @@ def test_ties_go_to_the_older_memory_and_depth_truncates():
 def test_no_common_token_gives_an_empty_ranking_and_reads_no_posting():
     s = system(TOY)
     out = ask(s, "weather forecast")
-    assert out.ranking == Ranking()
+    assert out.ranking == Ranking(visible=3, held=3)          # empty, but the search could see every memory
     assert (out.cost.scored, out.cost.index_queries, out.cost.tiers_searched) == (0, 1, 1)
     assert ask(s, "the and of").ranking.ids == []           # stop words only: no token at all
 

@@ -14,16 +14,20 @@ and ``MTSBENCH_BEAM`` (a folder of BEAM's chats); without them this module skips
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from mtsbench.cli import main
 from mtsbench.outputs.results import load
 from mtsbench.scenario import load_scenario
 from mtsbench.scenario.catalog import bundled_names
@@ -98,3 +102,20 @@ def test_every_headline_takes_the_side_of_earned_credit(runs):
         overall = json.loads((folders[name] / "summary.json").read_text(encoding="utf-8"))["overall"]
         assert overall["recall"] == pytest.approx(earned[name], abs=1e-3)
         assert f"mean earned recall@k {overall['recall']}" in (folders[name] / "report.md").read_text(encoding="utf-8")
+
+
+def test_show_lists_what_a_real_probe_ranked(runs):
+    """``mtsbench show`` on a LoCoMo probe of the design's real run: its ranking, the memories its
+    search could see, within two seconds."""
+    folders, _ = runs
+    listing = _mtsbench("show", folders["design"], cwd=folders["design"]).stdout.splitlines()
+    probe = next(line.split() for line in listing if line.startswith("locomo_"))
+    out = io.StringIO()
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", str(folders["design"]), "--probe", probe[1], "--scenario", probe[0]]) == 0
+    assert time.perf_counter() - started < 2.0
+    shown = out.getvalue()
+    assert f"probe {probe[1]} of {probe[0]}" in shown and "it could see" in shown
+    rows = [line for line in shown.splitlines() if line[:4].strip().isdigit()]
+    assert len(rows) == 10 and all(len(r.split()) >= 10 for r in rows), rows

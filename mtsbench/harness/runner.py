@@ -225,7 +225,9 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
         outcome = drive(system, step, depth)
         if step.kind == "probe":
             if texts_of is not None and outcome.ranking is not None:
-                outcome.ranking.earned = credit.ranking(texts_of(outcome.ranking.ids), outcome.ranking.provenance)
+                texts = texts_of(outcome.ranking.ids)
+                outcome.ranking.earned = credit.ranking(texts, outcome.ranking.provenance)
+                outcome.ranking.texts = texts
             answer_step(system, step, outcome, answering, scenario.language)
         rec.step(step, outcome, labels=getattr(system, "labels", True))
         query = workload.reply(step, outcome)

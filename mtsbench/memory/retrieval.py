@@ -68,7 +68,8 @@ class SearchCost:
 @dataclass
 class Retrieval:
     """Ranked result of one search (best first): the top k, and ``ranked``, the ids of a
-    possibly deeper ranking of the same scored memories (top max(k, rank_to)) for evaluation."""
+    possibly deeper ranking of the same scored memories (top max(k, rank_to)) for evaluation,
+    with their scores, relevance and attention (NaN where attention was not evaluated)."""
 
     ids: np.ndarray
     scores: np.ndarray
@@ -77,10 +78,14 @@ class Retrieval:
     cost: SearchCost = field(default_factory=SearchCost)
     ranked: np.ndarray | None = None
     ranked_scores: np.ndarray | None = None
+    ranked_relevance: np.ndarray | None = None
+    ranked_attention: np.ndarray | None = None
 
     def __post_init__(self):
         if self.ranked is None:
             self.ranked, self.ranked_scores = self.ids, self.scores
+        if self.ranked_relevance is None:
+            self.ranked_relevance, self.ranked_attention = self.relevance, self.attention
 
 
 @declared
@@ -244,4 +249,5 @@ def _ranked(ids: np.ndarray, rel: np.ndarray, att: np.ndarray, scores: np.ndarra
     ids, rel, att, scores = ids[keep], rel[keep], att[keep], scores[keep]
     deep = rank(scores, depth_k)
     top = deep[:k]
-    return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep])
+    return Retrieval(ids[top], scores[top], rel[top], att[top], cost, ranked=ids[deep], ranked_scores=scores[deep],
+                     ranked_relevance=rel[deep], ranked_attention=att[deep])

@@ -11,7 +11,11 @@ file and the scenarios alone (``mtsbench.evaluation.evaluate``), so a new metric
   each memory's text carries, ``mtsbench.evaluation.credit``; empty when the system shows no texts),
   ``used_relevance`` (the used memories' relevance without the attention term, when the
   system reports it) —
-  as deep as the run's evaluation depths, of which the first ``used`` were used;
+  as deep as the run's evaluation depths, of which the first ``used`` were used; and what
+  ``mtsbench show`` lists of it, each where the system tells it: ``ranked_texts`` (each
+  memory's text, cut to ``TEXT_CUT`` characters), ``ranked_tiers``, ``ranked_relevance`` and
+  ``ranked_attention`` (the terms of each score), ``visible`` (memories the search could see)
+  and ``held`` (memories held); ``text``, the probe's question;
 - ``reply``: under ``workload=reply``, the retrieval a user turn's reply made (cost and
   ranking as a probe's), right after its turn's ``observe`` record;
 - ``check``: the state value a check read (``check_no``: its position in the step's
@@ -35,7 +39,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..systems.base import UNSUPPORTED, Outcome
+from ..systems.base import TEXT_CUT, UNSUPPORTED, Outcome, Ranking
 
 FILE = "results.parquet"
 COST_COLUMNS = ["scored", "tiers_searched", "index_queries", "arousal_scored", "distances", "index_inserts",
@@ -51,6 +55,10 @@ SCHEMA = pa.schema([
     ("ranked_provenance", pa.list_(pa.list_(pa.string()))), ("ranked_tokens", pa.list_(pa.int64())),
     ("ranked_earned", pa.list_(pa.list_(pa.string()))), ("used_relevance", pa.list_(pa.float64())),
     *((c, pa.int64()) for c in COST_COLUMNS), ("latency_ms", pa.float64()),
+    # a probe's ranking for inspection (mtsbench show): texts cut, tiers, score terms, memories visible and held
+    ("ranked_texts", pa.list_(pa.string())), ("ranked_tiers", pa.list_(pa.int64())),
+    ("ranked_relevance", pa.list_(pa.float64())), ("ranked_attention", pa.list_(pa.float64())),
+    ("visible", pa.int64()), ("held", pa.int64()), ("text", pa.string()),
     # a probe's answer (mtsbench.evaluation.answer; empty unless answer.enabled and the probe has a gold answer)
     ("answer", pa.string()), ("answer_f1", pa.float64()), ("answer_proxy", pa.float64()), ("judge", pa.float64()),
 ])
@@ -69,7 +77,7 @@ class Recorder:
                "kind": step.kind, "record": record, "check_no": None, "value": None, "unsupported": False,
                "score": None, "used": None, "ranked_ids": None, "ranked_scores": None,
                "ranked_provenance": None, "ranked_tokens": None, "ranked_earned": None,
-               "used_relevance": None,
+               "used_relevance": None, **dict.fromkeys(INSPECT_COLUMNS), "text": None,
                **{k: int(getattr(c, k)) for k in COST_COLUMNS}, "latency_ms": float(c.latency_ms),
                "answer": None, "answer_f1": None, "answer_proxy": None, "judge": None}
         row.update(fields)
@@ -91,9 +99,12 @@ class Recorder:
             fields.update(used=r.used, ranked_ids=[int(i) for i in r.ids], ranked_scores=[float(s) for s in r.scores],
                           ranked_provenance=[list(p) for p in r.provenance], ranked_tokens=[int(t) for t in r.tokens],
                           ranked_earned=None if r.earned is None else [list(p) for p in r.earned],
-                          used_relevance=None if r.relevance is None else [float(x) for x in r.relevance])
+                          used_relevance=None if r.relevance is None else [float(x) for x in r.relevance],
+                          **inspection(r))
         if outcome.answer is not None:
             fields.update(outcome.answer)
+        if record == "probe":
+            fields["text"] = step.text
         self._add(step, record, outcome, **fields)
 
     def state(self, step, outcome: Outcome, record: str, value, check_no: int | None = None) -> None:
@@ -102,6 +113,33 @@ class Recorder:
             self._add(step, record, outcome, check_no=check_no, unsupported=True)
         else:
             self._add(step, record, outcome, check_no=check_no, value=json.dumps(value))
+
+
+INSPECT_COLUMNS = ("ranked_texts", "ranked_tiers", "ranked_relevance", "ranked_attention", "visible", "held")
+
+
+def inspection(r: Ranking) -> dict:
+    """The columns ``mtsbench show`` lists of ranking ``r`` (None where the system gave none).
+
+    >>> inspection(Ranking(ids=[1], texts=["x" * 500], terms={"relevance": [0.5]}, held=3))["ranked_texts"][0][-3:]
+    'xx…'
+    """
+    terms = r.terms or {}
+    floats = {f"ranked_{t}": None if terms.get(t) is None else [float(x) for x in terms[t]]
+              for t in ("relevance", "attention")}
+    return {"ranked_texts": None if r.texts is None else [cut(t) for t in r.texts],
+            "ranked_tiers": None if r.tiers is None else [int(t) for t in r.tiers], **floats,
+            "visible": r.visible, "held": r.held}
+
+
+def cut(text: str, most: int = TEXT_CUT) -> str:
+    """``text`` on one line, at most ``most`` characters (an ellipsis marks a cut).
+
+    >>> cut("a   b"), cut("abcdef", 4)
+    ('a b', 'abc…')
+    """
+    text = " ".join(str(text).split())
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def save(path: Path, rows: list[dict], meta: dict) -> None:

@@ -17,6 +17,7 @@ import pandas as pd
 from ..evaluation import evidence
 from . import data
 from . import html
+from . import probes
 from ..evaluation.evaluate import PROVENANCE
 from .jobs import Job, credit_lines, find_jobs
 from .markdown import table, with_intervals, write_report
@@ -126,8 +127,23 @@ def write(src: Path, out: Path | None = None, helper: Helper | None = None) -> P
         path = write_report(out, metrics, job.summary, extra=figure_lines(drawn.finish(), out))
     else:
         path = _sweep_report(f"`{src}`", out, jobs, summary, drawn)
-    html.write(path, out / "report.html")
+    html.write(path, out / "report.html", probe_sections(jobs))
     return path
+
+
+def probe_sections(jobs: list[Job], most: int = 4) -> str:
+    """The HTML report's Probes sections (``probes.html_section``): each finished job's, when
+    there are at most ``most``; else a line naming the command that shows one probe."""
+    done = [j for j in jobs if j.ok and (j.dir / "results.parquet").is_file()]
+    if len(done) > most:
+        return (f"<h2>Probes</h2><p>{len(done)} jobs: what a probe ranked is shown by <code>mtsbench show JOB_DIR "
+                "--probe STEP</code> (<code>mtsbench show JOB_DIR</code> lists the probes).</p>")
+    parts = []
+    for j in done:
+        section = probes.html_section(j.dir)
+        parts.append(section if len(done) == 1 else section.replace("<h2>Probes</h2>", f"<h2>Probes: job {j.num} "
+                                                                     f"(<code>{j.label}</code>)</h2>", 1))
+    return "\n".join(parts)
 
 
 def write_many(srcs: list[Path], out: Path) -> Path:
@@ -143,7 +159,7 @@ def write_many(srcs: list[Path], out: Path) -> Path:
         drawn = figures(jobs, configs(jobs), summary, out, helper)
     path = _sweep_report(f"{len(srcs)} sources (above)", out, jobs, summary, drawn,
                          top=source_lines(described), board=leaderboard_lines(summary))
-    html.write(path, out / "report.html")
+    html.write(path, out / "report.html", probe_sections(jobs))
     return path
 
 

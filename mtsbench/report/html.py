@@ -20,7 +20,8 @@ STYLE = """body{font:14px/1.45 system-ui,sans-serif;max-width:1200px;margin:2em 
 table{border-collapse:collapse;margin:.6em 0;font-size:12px}th,td{border:1px solid #ccc;padding:3px 7px;
 text-align:left}th{background:#f0f0f0;cursor:pointer;user-select:none}th.asc:after{content:" \\25B2"}
 th.desc:after{content:" \\25BC"}tr:nth-child(even) td{background:#fafafa}img{max-width:100%;height:auto;
-border:1px solid #eee}code{background:#f4f4f4;padding:0 3px}h1,h2,h3{margin-top:1.4em}.wrap{overflow-x:auto}"""
+border:1px solid #eee}code{background:#f4f4f4;padding:0 3px}h1,h2,h3{margin-top:1.4em}.wrap{overflow-x:auto}
+details{margin:.3em 0}summary{cursor:pointer}"""
 
 CATCH = ("window.__errors=[];"
          'window.addEventListener("error",function(e){window.__errors.push(String(e.message||e));});')
@@ -130,13 +131,14 @@ def convert(markdown: str, base: Path) -> str:
     return "\n".join(out)
 
 
-def write(report_md: Path, path: Path) -> Path:
-    """Write ``path``: ``report_md`` as one self-contained HTML page."""
+def write(report_md: Path, path: Path, extra: str = "") -> Path:
+    """Write ``path``: ``report_md`` as one self-contained HTML page, ``extra`` (HTML: the
+    probes' rankings, ``mtsbench.report.probes.html_section``) at its end."""
     markdown = Path(report_md).read_text(encoding="utf-8")
     title = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "mtsbench report")
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{STYLE}</style><script>{CATCH}</script></head><body>\n"
-            f"{convert(markdown, Path(report_md).parent)}\n"
+            f"{convert(markdown, Path(report_md).parent)}\n{extra}\n"
             f'<div id="report-status" hidden data-status="pending"></div><script>{SCRIPT}</script></body></html>\n')
     Path(path).write_text(page, encoding="utf-8")
     return Path(path)

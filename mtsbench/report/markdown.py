@@ -115,7 +115,8 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     probes = frame[frame["check"] == "probe"]
     if len(probes):
         lines += ["## Probes", "", "`recall`: earned recall at the probe's own k; `recall_provenance@k`: by "
-                  "provenance alone.", "", table(probes, ["scenario", "step", "k", "recall", PROVENANCE, "scored",
+                  "provenance alone. What each probe ranked (texts, tiers, scores, credit, memories the search could "
+                  "see): report.html's *Probes*, or `mtsbench show RUN_DIR --probe STEP`.", "", table(probes, ["scenario", "step", "k", "recall", PROVENANCE, "scored",
                                                           "tiers_searched", "llm_calls", "tokens"]), ""]
     lines += interval_lines(frame, *evidence.cuts_of_summary(summary))
     lines += extra or []

@@ -166,7 +166,15 @@ class Ranking:
     first ``used`` of them are the memories the probe used (its context: at most k, or
     what the system's own context size allows); None means min(k, len(ids)). ``earned``
     (set by the runner from the memories' texts, ``mtsbench.evaluation.credit``): the provenance steps
-    each memory's text carries; None when the system cannot show its memories' texts."""
+    each memory's text carries; None when the system cannot show its memories' texts. ``texts``
+    (set by the runner too, cut to ``TEXT_CUT`` characters): what each ranked memory said, for
+    ``mtsbench show``.
+
+    For inspecting a probe (``mtsbench show RUN --probe STEP``; all optional, None when the
+    system does not know): ``tiers``, each ranked memory's tier when it was ranked; ``terms``,
+    the terms its score was made of, one list per term (the seed design: ``relevance`` and
+    ``attention``); ``visible``, how many memories the search could see (the members of the
+    tiers it searched); ``held``, how many the system held."""
 
     ids: list[int] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
@@ -175,6 +183,14 @@ class Ranking:
     used: int | None = None
     earned: list[tuple[str, ...]] | None = None
     relevance: list[float] | None = None   # the used memories' relevance alone (no attention term), if known
+    texts: list[str] | None = None
+    tiers: list[int] | None = None
+    terms: dict[str, list[float]] | None = None
+    visible: int | None = None
+    held: int | None = None
+
+
+TEXT_CUT = 160      # characters of a ranked memory's text kept in results.parquet (ranked_texts)
 
 
 @dataclass

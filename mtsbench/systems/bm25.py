@@ -193,7 +193,7 @@ class Bm25System(PlainSystem):
         tokens = self.last_[1] if self.last_[0] == query.text else self._tokens(query.text)
         ids, scores, scored = self._ranked(tokens, max(query.depth, 0))
         ranking = Ranking(ids=ids, scores=scores, provenance=[self.steps_[i] for i in ids],
-                          tokens=[self.sizes_[i] for i in ids])
+                          tokens=[self.sizes_[i] for i in ids], visible=n, held=n)
         self.trace_.append({"t": round(query.at, 3), "event": "retrieval", "step": query.step, "ids": ids,
                             "scores": [round(s, 6) for s in ranking.scores], "scored": scored})
         cost = Cost(scored=scored, tiers_searched=1, index_queries=1, latency_ms=_ms(started))

@@ -182,8 +182,21 @@ class MemoryAgent:
         ranking = Ranking(ids, [float(s) for s in found.ranked_scores], [m.provenance(i) for i in ids],
                           [estimate_tokens(m.text(i)) for i in ids], used=len(found.ids),
                           relevance=[float(r) for r in found.relevance])
+        if q.purpose == "probe":        # what mtsbench show lists: not needed for a reply's retrieval
+            self._explain(ranking, found, c.tiers_searched)
         return Outcome(Cost(c.scored, c.tiers_searched, c.index_queries + labelling.index_queries,
                             association_scored=labelling.scored), ranking=ranking)
+
+    def _explain(self, ranking: Ranking, found, searched: int) -> None:
+        """A probe's ranking for inspection: each ranked memory's tier and score terms (relevance,
+        attention), the memories the search could see (those of the ``searched`` tiers) and held."""
+        store = self.memory.store
+        live = store.alive[: store.size]
+        ranking.tiers = [int(store.tier[i]) for i in ranking.ids]
+        ranking.terms = {"relevance": [float(r) for r in found.ranked_relevance],
+                         "attention": [float(a) for a in found.ranked_attention]}
+        ranking.visible = int(np.count_nonzero(live & (store.tier[: store.size] < searched)))
+        ranking.held = int(np.count_nonzero(live))
 
     def idle(self, idle: Idle) -> Outcome:
         def do() -> Outcome:
