@@ -381,6 +381,8 @@ def report_main(argv: list[str]) -> int:
                                      "by side with a leaderboard across them (--out needed then).")
     parser.add_argument("dirs", nargs="+", metavar="DIR")
     parser.add_argument("--out", help="write the report here (default: DIR itself, for one DIR)")
+    parser.add_argument("--per-scenario", action="store_true",
+                        help="recall per scenario too, beside recall per data set")
     ns = parser.parse_args(argv)
     if len(ns.dirs) > 1 and not ns.out:
         return _fail(f"report {' '.join(ns.dirs)}: several runs or sweeps need --out OUT, the folder for the "
@@ -390,9 +392,9 @@ def report_main(argv: list[str]) -> int:
                      f"(their own reports stay as they are)")
     try:
         if len(ns.dirs) > 1:
-            path = write_many([Path(d) for d in ns.dirs], Path(ns.out))
+            path = write_many([Path(d) for d in ns.dirs], Path(ns.out), ns.per_scenario)
         else:
-            path = write(Path(ns.dirs[0]), Path(ns.out) if ns.out else None)
+            path = write(Path(ns.dirs[0]), Path(ns.out) if ns.out else None, ns.per_scenario)
     except ReportError as e:
         return _fail(str(e))
     except OSError as e:       # an unwritable --out, a full disk

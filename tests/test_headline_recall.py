@@ -62,24 +62,30 @@ def runs(tmp_path_factory):
     return folders, root / "report"
 
 
-def earned_at_own_k(run: Path) -> float:
+def earned_at_own_k(run: Path) -> dict[str, float]:
     """Mean over probes with evidence of the share of their evidence steps that a memory among
-    the first k used carries (``ranked_earned``), from the saved results and scenarios only."""
+    the first k used carries (``ranked_earned``), from the saved results and scenarios only:
+    over all probes (``all``) and per data set (the scenario's first tag for imported data)."""
     records, meta = load(run / "results.parquet")
     scenarios = {sid: load_scenario(info["path"]) for sid, info in meta["scenarios"].items()}
-    shares = []
+    shares: dict[str, list[float]] = {}
     for rec in records[records["record"] == "probe"].itertuples():
-        step = scenarios[rec.scenario].steps[int(rec.index)]
+        scenario = scenarios[rec.scenario]
+        step = scenario.steps[int(rec.index)]
         if not step.expect.recall:
             continue
         top = [set(p) for p in rec.ranked_earned[: min(step.expect.k, int(rec.used))]]
-        shares.append(np.mean([any(s in p for p in top) for s in step.expect.recall]))
-    return float(np.mean(shares))
+        share = np.mean([any(s in p for p in top) for s in step.expect.recall])
+        name = scenario.tags[0] if scenario.tags[0] in ("locomo", "beam") else "bundled"
+        for key in ("all", name):
+            shares.setdefault(key, []).append(share)
+    return {key: float(np.mean(v)) for key, v in shares.items()}
 
 
 def test_every_headline_takes_the_side_of_earned_credit(runs):
     folders, report = runs
-    earned = {name: earned_at_own_k(folder) for name, folder in folders.items()}
+    by_set = {name: earned_at_own_k(folder) for name, folder in folders.items()}
+    earned = {name: v["all"] for name, v in by_set.items()}
     truth = np.sign(earned["design"] - earned["flat"])
     assert truth != 0, earned
 
@@ -98,10 +104,22 @@ def test_every_headline_takes_the_side_of_earned_credit(runs):
     paired = next(line for line in text.splitlines() if line.startswith("- **earned recall@k**"))
     winner = "design" if truth > 0 else "flat"
     assert f"`source={winner}" in paired.split(":")[1] or f"highest mean `source={winner}" in paired, paired
+    table = text.split("## Per data set")[1].split("\n## ")[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| source=")]
+    for data_set in ("bundled", "locomo", "beam"):      # never pooled alone; each data set's sign is its own
+        got = {r[0].split()[0].removeprefix("source="): float(r[4]) for r in rows if r[1] == data_set}
+        assert got.keys() == folders.keys(), table
+        for name in folders:
+            assert got[name] == pytest.approx(by_set[name][data_set], abs=2e-3), (data_set, name)
+        assert np.sign(round(got["design"] - got["flat"], 3)) == np.sign(round(by_set["design"][data_set]
+                                                                              - by_set["flat"][data_set], 3))
     for name in folders:        # each run's own summary and report say the same
         overall = json.loads((folders[name] / "summary.json").read_text(encoding="utf-8"))["overall"]
         assert overall["recall"] == pytest.approx(earned[name], abs=1e-3)
-        assert f"mean earned recall@k {overall['recall']}" in (folders[name] / "report.md").read_text(encoding="utf-8")
+        own = (folders[name] / "report.md").read_text(encoding="utf-8")
+        assert f"mean earned recall@k {overall['recall']}" in own
+        assert "probes of imported data (beam, locomo), scored by recall" in own.splitlines()[2]
+        assert "| locomo_conv_" not in own.split("## Failed expectations")[1].split("\n## ")[0]   # no failed check
 
 
 def test_show_lists_what_a_real_probe_ranked(runs):

@@ -229,7 +229,7 @@ def test_imported_locomo_runs_and_reports_evidence_recall(cli, tmp_path, preset)
     out, summary = run_imported(cli, tmp_path, preset)
     table = out.splitlines()
     head = next(i for i, line in enumerate(table) if line.startswith("category"))
-    assert table[head].split() == ["category", "probes", "evidence", "abstain", "R@5", "R@10", "R@25", "R@50",
+    assert table[head].split() == ["category", "probes", "evidence", "abstain", "R@k", "R@5", "R@10", "R@25", "R@50",
                                    "sR@5", "sR@10", "sR@25", "sR@50", "R@256t", "R@512t", "R@1024t", "R@2048t",
                                    "scored"]
     assert [line.split()[0] for line in table[head + 1:head + 7]] == [

@@ -26,11 +26,13 @@ import pandas as pd
 from . import evidence
 from .answer import COLUMNS as ANSWER_COLUMNS
 from ..outputs.results import COST_COLUMNS, STEP_RECORDS
+from ..scenario.datasets import dataset, imported
 from ..scenario.model import (OBSERVED_KINDS, ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario,
                               StepAttentionCheck, TierCheck)
 
-PROVENANCE = "recall_provenance@k"     # recall at the probe's own k by provenance alone (module docstring)
-COLUMNS = ["scenario", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall", PROVENANCE,
+PROVENANCE = evidence.PROVENANCE      # recall at the probe's own k by provenance alone (module docstring)
+COLUMNS = ["scenario", "dataset", "index", "step", "kind", "check", "passed", "value", "expected", "k", "recall",
+           PROVENANCE,
            "hit", "ranks", *COST_COLUMNS, "latency_ms"]
 INT_COLUMNS = ["index", "k", *COST_COLUMNS]
 WALL_CLOCK_COLUMNS = ["latency_ms"]
@@ -53,7 +55,7 @@ def describe_range(r) -> str:
 
 def _row(rec, check: str, passed, value, expected, **extra) -> dict:
     """A metric row with the cost columns of the record's step."""
-    base = {"scenario": rec.scenario, "index": int(rec.index), "step": rec.step, "kind": rec.kind,
+    base = {"scenario": rec.scenario, "dataset": None, "index": int(rec.index), "step": rec.step, "kind": rec.kind,
             "check": check, "passed": passed, "value": value, "expected": expected,
             "k": None, "recall": None, PROVENANCE: None, "hit": None, "ranks": None,
             **{c: int(getattr(rec, c)) for c in COST_COLUMNS}, "latency_ms": round(float(rec.latency_ms), 3)}
@@ -80,12 +82,14 @@ def _provenance(rec, column: str = "ranked_provenance") -> list[tuple[str, ...]]
 
 
 def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...] = (),
-               pool: tuple[str, ...] = ()) -> list[dict]:
+               pool: tuple[str, ...] = (), evidence_only: bool = False) -> list[dict]:
     """A probe row (earned ``recall`` and ``hit`` at its own k, ``recall_provenance@k``, and
     evidence recall at ``depths``, see ``mtsbench.evaluation.evidence``: earned credit,
     provenance-only and the chance baseline over ``pool``, the steps observed before it)
     plus its ``recall`` and ``absent`` rows, judged by provenance on the first k memories the
-    probe used (a scenario's own expectations name the memories' sources)."""
+    probe used (a scenario's own expectations name the memories' sources). ``evidence_only``
+    (a probe of imported benchmark data, whose ``recall`` lists its evidence, not an
+    assertion): the probe row alone, scored by recall, with no pass/fail row."""
     k = step.expect.k
     provenance = _provenance(rec) or []
     earned = _provenance(rec, "ranked_earned")
@@ -98,11 +102,12 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
         ranks = evidence.first_ranks(top, step.expect.recall)
         got = sum(r is not None for r in ranks.values())
         prov, hit = round(got / len(ranks), 4), got == len(ranks)
-        verdicts.append(hit)
-        out.append(_row(rec, "recall", hit, prov, " ".join(step.expect.recall), k=k, hit=hit,
-                        ranks=_ranks_text(ranks), **{PROVENANCE: prov}))
         own = earned_at_k(earned, min(k, used), step.expect.recall) | {PROVENANCE: prov}
-    if step.expect.absent:
+        if not evidence_only:
+            verdicts.append(hit)
+            out.append(_row(rec, "recall", hit, prov, " ".join(step.expect.recall), k=k, hit=hit,
+                            ranks=_ranks_text(ranks), **{PROVENANCE: prov}))
+    if step.expect.absent and not evidence_only:
         ranks = evidence.first_ranks(top, step.expect.absent)
         false = [s for s, r in ranks.items() if r is not None]
         verdicts.append(not false)
@@ -245,9 +250,13 @@ def _round(x: float | None) -> float | None:
 
 def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, ...],
                   budgets: tuple[int, ...] = ()) -> list[dict]:
-    """The metric rows of one scenario's records, in record order."""
+    """The metric rows of one scenario's records, in record order, each with the scenario's
+    data set (``mtsbench.scenario.datasets``); an imported benchmark's probes get no pass/fail
+    rows (``probe_rows``'s ``evidence_only``)."""
     rows: list[dict] = []
     steps = scenario.steps
+    data_set = dataset(scenario)
+    evidence_only = imported(data_set)
     observed = [s for s in steps if s.kind in OBSERVED_KINDS]
     at = [s.index for s in observed]
     for rec in records.itertuples(index=False):
@@ -257,12 +266,14 @@ def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, 
         elif rec.record == "probe":
             before = bisect.bisect_left(at, step.index)
             pool = tuple(s.id for s in observed[:before]) if step.expect.recall else ()
-            rows += probe_rows(rec, step, depths, budgets, pool)
+            rows += probe_rows(rec, step, depths, budgets, pool, evidence_only)
         elif rec.record == "check":
             name, passed, value, expected = judge_check(step.checks[int(rec.check_no)], _value(rec))
             rows.append(_row(rec, name, passed, value, expected))
         elif rec.record == "event":
             rows.append(event_row(rec, step))
+    for row in rows:
+        row["dataset"] = data_set
     return rows
 
 

@@ -78,6 +78,9 @@ import pandas as pd
 from ..config.options import Evaluation
 
 
+PROVENANCE = "recall_provenance@k"     # a probe's recall at its own k by provenance alone (mtsbench.evaluation.evaluate)
+
+
 def cut_columns(depths, budgets=(), prefix: str = "") -> list[str]:
     """The recall columns of the configured cut-offs: ``recall@d`` per depth, then
     ``recall@Bt`` per budget (``prefix``: ``prov_`` or ``chance_`` for those figures).
@@ -319,7 +322,8 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ..
     has = pd.to_numeric(probes[first], errors="coerce").notna()
     abstain = probes["abstain"].astype("boolean").fillna(False)
     out = {"probes": int(len(probes)), "with_evidence": int(has.sum()), "abstain": int(abstain.sum()),
-           "false_recall": false_recall(probes, threshold), "scored": _mean(probes["scored"])}
+           "false_recall": false_recall(probes, threshold), "scored": _mean(probes["scored"]),
+           **{c: _mean(probes[c]) if c in probes else None for c in ("recall", PROVENANCE)}}
     names = [*(f"recall@{d}" for d in depths), *(f"session_recall@{d}" for d in depths),
              *(f"recall@{b}t" for b in budgets), *view_columns(depths, budgets)]
     cut = cut_columns(depths, budgets)
@@ -331,8 +335,11 @@ def _block(probes: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ..
 
 def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, ...] = (),
               abstain_threshold: float | None = None) -> dict | None:
-    """Evidence recall of a metrics table's probes: overall and ``by_category`` (None without
-    depths); ``false_recall`` of the abstaining probes at ``abstain_threshold`` (None: the default)."""
+    """Evidence recall of a metrics table's probes: overall, ``by_category`` and, when the table
+    holds two data sets or more (its ``dataset`` column: imported LoCoMo and BEAM, the bundled
+    scenarios, ...), ``by_dataset`` (None without depths); ``false_recall`` of the abstaining
+    probes at ``abstain_threshold`` (None: the default). Each block also has ``recall``, earned
+    recall at each probe's own k, and ``recall_provenance@k``."""
     if not depths or f"recall@{depths[0]}" not in frame:
         return None
     threshold = Evaluation.abstain_threshold if abstain_threshold is None else float(abstain_threshold)
@@ -344,6 +351,10 @@ def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, 
     for category in sorted(set(categories.astype(str))):
         out["by_category"][category] = _block(probes[probes["category"].astype(str) == category], depths, budgets,
                                               threshold)
+    names = sorted(set(probes["dataset"].dropna().astype(str))) if "dataset" in probes else []
+    if len(names) > 1:
+        out["by_dataset"] = {name: _block(probes[probes["dataset"].astype(str) == name], depths, budgets, threshold)
+                             for name in names}
     return out
 
 
@@ -356,21 +367,24 @@ def false_recall_line(evidence: dict) -> str | None:
 
 
 def table_rows(evidence: dict, prefix: str = "") -> tuple[list[str], list[list[str]]]:
-    """Header and rows (each category, then ``all``) of the evidence recall table: earned
-    credit (``prefix`` ""), provenance-only (``prov_``) or the chance baseline (``chance_``)."""
+    """Header and rows (each category, then ``all``, then ``all: DATASET`` for each data set
+    when there are several: never pooled alone) of the evidence recall table: earned credit
+    (``prefix`` ""), provenance-only (``prov_``) or the chance baseline (``chance_``)."""
     depths, budgets = evidence["depths"], evidence.get("budgets", [])
     sessions = prefix != "chance_" and any(evidence.get(f"{prefix}session_recall@{d}") is not None for d in depths)
-    head = ["category", "probes", "evidence", "abstain", *(f"R@{d}" for d in depths),
+    own = {"": "recall", "prov_": PROVENANCE}.get(prefix)      # recall at each probe's own k
+    head = ["category", "probes", "evidence", "abstain", *(["R@k"] if own else []), *(f"R@{d}" for d in depths),
             *(f"sR@{d}" for d in depths if sessions), *(f"R@{b}t" for b in budgets), "scored"]
 
     def row(name, block):
-        cells = [name, block["probes"], block["with_evidence"], block["abstain"],
+        cells = [name, block["probes"], block["with_evidence"], block["abstain"], *([block.get(own)] if own else []),
                  *(block.get(f"{prefix}recall@{d}") for d in depths),
                  *(block.get(f"{prefix}session_recall@{d}") for d in depths if sessions),
                  *(block.get(f"{prefix}recall@{b}t") for b in budgets), block["scored"]]
         return ["-" if c is None else f"{c:.3f}" if isinstance(c, float) else str(c) for c in cells]
 
     rows = [row(c, b) for c, b in evidence["by_category"].items()] + [row("all", evidence)]
+    rows += [row(f"all: {name}", b) for name, b in (evidence.get("by_dataset") or {}).items()]
     return head, rows
 
 
@@ -391,7 +405,8 @@ def console(evidence: dict | None) -> str:
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
              for r in [head, *rows]]
     note = ("evidence recall@k, earned credit (R@k: share of evidence steps whose content a memory in the top k "
-            "carries; sR@k: of evidence sessions; R@Bt: within a context of B tokens) and memories scored per probe:")
+            "carries, at each probe's own k and at 5, 10, ...; sR@k: of evidence sessions; R@Bt: within a context of "
+            "B tokens) and memories scored per probe:")
     extra = false_recall_line(evidence)
     tail = [f"chance (same rankings, random evidence):  {_all_line(evidence, 'chance_')}",
             f"provenance-only credit (older figures):   {_all_line(evidence, 'prov_')}"]
@@ -407,9 +422,11 @@ def markdown(evidence: dict | None) -> list[str]:
     if not evidence or not evidence["probes"]:
         return []
     lines = ["## Evidence recall", "",
-             "Share of each probe's evidence steps found in the top k of its ranking (`R@k`; `sR@k` for "
+             "Share of each probe's evidence steps found in the top k of its ranking (`R@k`: at the probe's own "
+             "k, the headline `recall`, and at fixed depths `R@5`, ...; `sR@k` for "
              "evidence sessions; `R@Bt` within a context budget of B tokens, the fair view when memories "
-             "differ in size), mean over probes with evidence; `scored` = memories scored per probe; "
+             "differ in size), mean over probes with evidence; `all: NAME` rows keep each data set apart when "
+             "the run mixes several; `scored` = memories scored per probe; "
              "abstaining probes count in `probes` and `scored` only. A memory counts for an evidence step "
              "only if its provenance names the step and its text holds at least `evaluation.earned_share` "
              "(default 0.5) of the step's content words (earned credit, `mtsbench.evaluation.credit`).", "", *_md_table(*table_rows(evidence)), "",

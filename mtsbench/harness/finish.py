@@ -25,6 +25,8 @@ from ..evaluation import attention_auc
 from ..evaluation.evaluate import metrics_frame, scenario_rows, scored_total
 from ..evaluation.summary import aggregate, cost_block, failure_rate, llm_rows, max_failure_rate, sum_processes
 from ..outputs import results
+from ..scenario.datasets import dataset
+from ..report import datasets
 from ..report.markdown import write_report
 
 
@@ -79,7 +81,8 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     summary_scenarios, aggregates = {}, {}
     for sid, (info, scored) in parts.items():
         aggregates[sid] = aggregate(frame[frame["scenario"] == sid], info["llm"], scored, depths, budgets, threshold)
-        summary_scenarios[sid] = aggregates[sid] | {"processes": info["processes"], "llm": info["llm"]}
+        summary_scenarios[sid] = aggregates[sid] | {"dataset": dataset(loaded[sid]), "processes": info["processes"],
+                                                    "llm": info["llm"]}
     infos = [info for info, _ in parts.values()]
     totals = {key: sum(i["llm"][key] for i in infos) for key in ("calls", "tokens", "retries", "failures")}
     # a run of one scenario: the run's aggregate and cost are the scenario's (same rows, same totals)
@@ -98,7 +101,7 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     summary = {**run_status(meta, overall), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
                "choices": meta.get("choices", {})}
     try:
-        write_report(out_dir, frame, summary)
+        write_report(out_dir, frame, summary, sections=datasets.lines({"": [frame]}, depths, budgets))
     except OSError as e:
         raise OutputError(out_dir / "report.md", e) from None
     write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, default=_json) + "\n")

@@ -15,9 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..evaluation import evidence
-from . import data
-from . import html
-from . import probes
+from . import data, datasets, html, probes
 from ..evaluation.evaluate import PROVENANCE
 from .jobs import Job, credit_lines, find_jobs
 from .markdown import table, with_intervals, write_report
@@ -100,10 +98,11 @@ def figure_lines(drawn: list[tuple[str, Path]], out: Path) -> list[str]:
     return lines
 
 
-def write(src: Path, out: Path | None = None, helper: Helper | None = None) -> Path:
+def write(src: Path, out: Path | None = None, helper: Helper | None = None, per_scenario: bool = False) -> Path:
     """Write summary.csv, the figures, report.md and report.html of run or sweep directory
     ``src`` into ``out`` (default: ``src``); returns the report's path. The figures are drawn
-    here and in ``helper``'s process at once (``parallel``; None: a helper started here)."""
+    here and in ``helper``'s process at once (``parallel``; None: a helper started here).
+    ``per_scenario``: recall per scenario too, beside recall per data set (``report.datasets``)."""
     src = Path(src)
     out = Path(out) if out is not None else src
     if (src / "study.json").is_file():          # a tuning study's folder (hydra/sweeper=tune): its own report
@@ -114,7 +113,7 @@ def write(src: Path, out: Path | None = None, helper: Helper | None = None) -> P
         return path
     if helper is None:
         with Helper() as helper:
-            return write(src, out, helper)
+            return write(src, out, helper, per_scenario)
     jobs = find_jobs(src)
     out.mkdir(parents=True, exist_ok=True)
     groups = configs(jobs)
@@ -123,10 +122,11 @@ def write(src: Path, out: Path | None = None, helper: Helper | None = None) -> P
     drawn = figures(jobs, groups, summary, out, helper)
     if len(jobs) == 1 and jobs[0].ok and src.resolve() == out.resolve():
         job = jobs[0]
-        metrics = _metrics(job.dir / "metrics.csv")
-        path = write_report(out, metrics, job.summary, extra=figure_lines(drawn.finish(), out))
+        frame = data.current(_metrics(job.dir / "metrics.csv"))
+        path = write_report(out, frame, job.summary, extra=figure_lines(drawn.finish(), out),
+                            sections=datasets.lines({"": [frame]}, *cuts(jobs), per_scenario))
     else:
-        path = _sweep_report(f"`{src}`", out, jobs, summary, drawn)
+        path = _sweep_report(f"`{src}`", out, jobs, summary, drawn, per_scenario=per_scenario)
     html.write(path, out / "report.html", probe_sections(jobs))
     return path
 
@@ -146,7 +146,7 @@ def probe_sections(jobs: list[Job], most: int = 4) -> str:
     return "\n".join(parts)
 
 
-def write_many(srcs: list[Path], out: Path) -> Path:
+def write_many(srcs: list[Path], out: Path, per_scenario: bool = False) -> Path:
     """One report of several run or sweep directories side by side (``sources``): the
     sweep report over all their jobs, with a Sources table and a leaderboard across them,
     into ``out``; returns the report's path."""
@@ -158,7 +158,7 @@ def write_many(srcs: list[Path], out: Path) -> Path:
         summary.to_csv(out / "summary.csv", index=False)
         drawn = figures(jobs, configs(jobs), summary, out, helper)
     path = _sweep_report(f"{len(srcs)} sources (above)", out, jobs, summary, drawn,
-                         top=source_lines(described), board=leaderboard_lines(summary))
+                         top=source_lines(described), board=leaderboard_lines(summary), per_scenario=per_scenario)
     html.write(path, out / "report.html", probe_sections(jobs))
     return path
 
@@ -179,7 +179,7 @@ def _metrics(path: Path) -> pd.DataFrame:
 
 
 def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame, drawn: Figures,
-                  top: list[str] | None = None, board: list[str] | None = None) -> Path:
+                  top: list[str] | None = None, board: list[str] | None = None, per_scenario: bool = False) -> Path:
     """report.md of a sweep (``origin``: where its jobs come from): notes, summary with
     intervals, paired comparisons, failures, pass matrix, frontier, figures (``drawn``, being
     drawn meanwhile); several sources add ``top`` (their table) before the summary and
@@ -211,6 +211,8 @@ def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame
              "All numbers: `summary.csv`.", "", *credit_lines(jobs),
              "## Summary", "", table(with_intervals(summary, INTERVAL_COLUMNS), _columns(summary, seeded)), ""]
     lines += separation_lines(summary) + (board or [])
+    lines += datasets.lines({c.label: [data.metrics(j) for j in c.jobs] for c in configs(jobs)}, *cuts(jobs),
+                            per_scenario)
     paired = comparison_lines(configs(jobs), compared(jobs)) if len(ok) > 1 else []
     if paired:
         lines += ["## Best configurations (paired tests)", "",

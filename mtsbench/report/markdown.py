@@ -9,6 +9,7 @@ import pandas as pd
 from ..evaluation import attention_auc
 from ..evaluation import evidence
 from ..evaluation.evaluate import PROVENANCE
+from ..scenario.datasets import imported
 from .intervals import bootstrap, fmt
 from .seeds import passed
 
@@ -37,6 +38,9 @@ def recall_line(overall: dict) -> str:
     >>> recall_line({"recall": None, "recall_provenance@k": 0.5, "no_earned_credit": "no texts"})
     'no earned recall@k: no texts (by provenance alone: 0.5)'
     """
+    if PROVENANCE not in overall and overall.get("recall") is not None:      # evaluated by an earlier mtsbench
+        return (f"recall@k by provenance alone {overall['recall']} (evaluated before recall meant earned credit: "
+                "`mtsbench evaluate RUN_DIR` gives it)")
     provenance = overall.get(PROVENANCE)
     tail = f" (by provenance alone: {provenance})" if provenance is not None else ""
     if overall.get("recall") is None and overall.get("no_earned_credit"):
@@ -65,22 +69,34 @@ def failures(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def passed_line(frame: pd.DataFrame) -> str:
-    """'P of N expectations passed' (N: those the system could be judged on), and how many
-    it has no state for.
+    """'P of N expectations passed' (N: those the system could be judged on), how many it has no
+    state for, and the probes of imported benchmark data, which are scored by recall, never
+    counted as passed or failed checks (``mtsbench.scenario.datasets``).
 
     >>> passed_line(pd.DataFrame({"check": ["probe", "belief", "recall", "tier"],
     ...                           "passed": [None, True, False, None]}))
     '1 of 2 expectations passed (1 unsupported)'
+    >>> passed_line(pd.DataFrame({"check": ["probe", "probe"], "passed": [None, None], "dataset": ["locomo", "beam"]}))
+    'no expectations to pass: 2 probes of imported data (beam, locomo), scored by recall'
     """
-    expectations = frame[frame["check"] != "probe"]
+    expectations = frame[~frame["check"].isin(["probe", "llm"])]
     judged = expectations[expectations["passed"].notna()]
     unsupported = len(expectations) - len(judged)
+    probes = frame[frame["check"] == "probe"]
+    names = probes["dataset"].dropna().astype(str) if "dataset" in probes else pd.Series(dtype=str)
+    names = names[names.map(imported)]
+    benchmark = (f"{len(names)} probes of imported data ({', '.join(sorted(set(names)))}), scored by recall"
+                 if len(names) else "")
+    if not len(judged) and benchmark:
+        return f"no expectations to pass: {benchmark}"
     text = f"{int(judged['passed'].astype(bool).sum())} of {len(judged)} expectations passed"
-    return text + (f" ({unsupported} unsupported)" if unsupported else "")
+    return text + (f" ({unsupported} unsupported)" if unsupported else "") + (f"; {benchmark}" if benchmark else "")
 
 
-def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[str] | None = None) -> Path:
-    """report.md of one run; ``extra`` lines (e.g. its figures) go at the end."""
+def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[str] | None = None,
+                 sections: list[str] | None = None) -> Path:
+    """report.md of one run; ``sections`` (its recall per data set: ``report.datasets.lines``)
+    go after the evidence recall, ``extra`` lines (e.g. its figures) at the end."""
     overall = summary["overall"]
     rows = [{"scenario": sid, **{k: v for k, v in agg.items() if k not in ("llm", "processes")}}
             for sid, agg in summary["scenarios"].items()]
@@ -93,14 +109,13 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     if summary.get("status") == "unreliable":
         lines += [f"**Unreliable run**: {summary.get('unreliable')}. The numbers below are not to be trusted.", ""]
     lines += [
-        f"{overall['passed']} of {overall['checks']} expectations passed"
-        + (f" ({overall['unsupported']} unsupported: the system has no such state)" if overall.get("unsupported") else "")
-        + f"; {recall_line(overall)}; {overall['scored']} memories scored per probe; "
+        f"{passed_line(frame)}; {recall_line(overall)}; {overall['scored']} memories scored per probe; "
         f"{overall['llm_calls']} LLM calls, {overall['tokens']} tokens.", "",
     ]
     if choices:
         lines += ["Configuration: " + ", ".join(f"`{g}={c}`" for g, c in sorted(choices.items())), ""]
     lines += evidence.markdown(overall.get("evidence"))
+    lines += sections or []
     lines += attention_auc.markdown(overall.get("attention"))
     lines += ["## Scenarios", "", table(per, cols) if len(per) else "(none)", "",
               "## Failed expectations", ""]
