@@ -35,7 +35,8 @@ commands:
   generate [--days N ...] [--out FILE|DIR]
                               write a long-horizon scenario generated from a seed
   report DIR [--out OUT]      summary.csv, figures and report.md of a run or sweep directory
-  report A B [C...] --out OUT several runs or sweeps side by side, with a leaderboard across them
+  report A B [C...] --out OUT [--label A=NAME,B=NAME]
+                              several runs or sweeps side by side, with a leaderboard across them
   evaluate DIR                recompute a finished run's (or sweep's) metrics from its results.parquet
   show RUN [--probe STEP]     a run's probes; with --probe, what that probe ranked (text, tier, score, credit)
   import FORMAT FILE -o DIR   turn a benchmark file into scenario files (formats: mtsbench import -h)
@@ -375,6 +376,7 @@ def report_main(argv: list[str]) -> int:
     """``mtsbench report DIR [--out OUT]``; ``mtsbench report A B [C...] --out OUT``: several
     runs or sweeps side by side, with a leaderboard across them (``report.sources``)."""
     from .report.aggregate import describe, write, write_many
+    from .report.sources import parse_labels
 
     parser = argparse.ArgumentParser(prog="mtsbench report", description="summary.csv, figures and report.md of "
                                      "a run directory or a sweep directory (multirun/DATE/TIME); of several, side "
@@ -383,7 +385,11 @@ def report_main(argv: list[str]) -> int:
     parser.add_argument("--out", help="write the report here (default: DIR itself, for one DIR)")
     parser.add_argument("--per-scenario", action="store_true",
                         help="recall per scenario too, beside recall per data set")
+    parser.add_argument("--label", metavar="A=NAME,B=NAME",
+                        help="with several DIRs: name each source in the report (default: its folder's name)")
     ns = parser.parse_args(argv)
+    if ns.label and len(ns.dirs) < 2:
+        return _fail("--label names the sources of a comparison: mtsbench report A B [C...] --out OUT --label A=..,B=..")
     if len(ns.dirs) > 1 and not ns.out:
         return _fail(f"report {' '.join(ns.dirs)}: several runs or sweeps need --out OUT, the folder for the "
                      f"report comparing them (none of theirs is written to)")
@@ -392,7 +398,8 @@ def report_main(argv: list[str]) -> int:
                      f"(their own reports stay as they are)")
     try:
         if len(ns.dirs) > 1:
-            path = write_many([Path(d) for d in ns.dirs], Path(ns.out), ns.per_scenario)
+            labels = parse_labels(ns.label, ns.dirs)
+            path = write_many([Path(d) for d in ns.dirs], Path(ns.out), ns.per_scenario, labels)
         else:
             path = write(Path(ns.dirs[0]), Path(ns.out) if ns.out else None, ns.per_scenario)
     except ReportError as e:

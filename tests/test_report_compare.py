@@ -75,3 +75,26 @@ def test_several_sources_need_out_and_existing_folders(cli, tmp_path, sources):
                                                     f"as they are)\n"), done.stderr
     done = cli("report", a, tmp_path / "nowhere", "--out", tmp_path / "o")
     assert done.returncode == 2 and done.stderr == f"mtsbench: {tmp_path / 'nowhere'}: no such directory\n"
+
+
+def test_labels_name_the_sources(cli, tmp_path, sources):
+    a, b, c = sources
+    out = tmp_path / "labelled"
+    done = cli("report", a, b, c, "--out", out, "--label", f"{a}=tiers_off,runs#2=summary_off,single=one")
+    assert done.returncode == 0, done.stderr
+    text = (out / "report.md").read_text(encoding="utf-8")
+    table = text.split("## Sources")[1].split("##")[0]
+    for row in (f"| tiers_off | sweep | {a} |", f"| summary_off | sweep | {b} |", f"| one | run | {c} |"):
+        assert row in table, table
+    assert set(pd.read_csv(out / "summary.csv")["config"].str.split().str[0]) == {
+        "source=tiers_off", "source=summary_off", "source=one"}
+
+
+@pytest.mark.parametrize("label, message", [
+    ("nowhere=x", "--label nowhere=x: no source 'nowhere'"),
+    ("single=a b", "expected SOURCE=NAME, NAME without spaces"),
+    ("single=runs#1", "sources named alike"),
+])
+def test_a_wrong_label_is_one_line(cli, tmp_path, sources, label, message):
+    done = cli("report", *sources, "--out", tmp_path / "x", "--label", label)
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -21,7 +21,15 @@ def run(tmp_path_factory):
     done = subprocess.run([str(MTSBENCH), "run", "scenarios=[milk_allergy,deep_memory]", f"hydra.run.dir={folder}"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (f"7 of 7 expectations passed; report: {folder / 'report.md'} and "
+                                            f"report.html; its figures: mtsbench report {folder}")
     return folder
+
+
+def test_a_run_ends_readable_report_html_and_the_command_for_figures(run):
+    page = (run / "report.html").read_text(encoding="utf-8")          # written by mtsbench run itself
+    assert "<h2>Probes</h2>" in page and "<h1>mtsbench run report</h1>" in page and "<img" not in page
+    assert not list(run.glob("*.png"))
 
 
 def test_the_probes_of_a_run_with_what_each_search_could_see(cli, run):

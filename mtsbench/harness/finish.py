@@ -1,4 +1,5 @@
-"""Writes a run directory: results.parquet, then from it metrics.csv, report.md and
+"""Writes a run directory: results.parquet, then from it metrics.csv, report.md, report.html
+(the same page with every probe's ranking, no figures: ``mtsbench report DIR`` draws them) and
 summary.json; beside them trace.parquet and timelines.parquet. Every file is written atomically
 (``mtsbench.outputs.atomic``) and scenarios are streamed as they finish (``mtsbench.outputs.stream``), so
 an interrupted or failed run leaves what it finished, with its ``status``.
@@ -26,7 +27,7 @@ from ..evaluation.evaluate import metrics_frame, scenario_rows, scored_total
 from ..evaluation.summary import aggregate, cost_block, failure_rate, llm_rows, max_failure_rate, sum_processes
 from ..outputs import results
 from ..scenario.datasets import dataset
-from ..report import datasets
+from ..report import datasets, html, probes
 from ..report.markdown import write_report
 
 
@@ -101,7 +102,8 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     summary = {**run_status(meta, overall), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
                "choices": meta.get("choices", {})}
     try:
-        write_report(out_dir, frame, summary, sections=datasets.lines({"": [frame]}, depths, budgets))
+        path = write_report(out_dir, frame, summary, sections=datasets.lines({"": [frame]}, depths, budgets))
+        html.write(path, out_dir / "report.html", probes.html_section(out_dir))    # readable with no 2nd command
     except OSError as e:
         raise OutputError(out_dir / "report.md", e) from None
     write_atomic(out_dir / "summary.json", json.dumps(summary, indent=2, default=_json) + "\n")

@@ -2,7 +2,9 @@
 
 What a job ends with (one line on stderr for anything but success):
 
-- success: the recall table and ``P of N expectations passed; report: DIR/report.md``;
+- success: the recall table and ``P of N expectations passed; report: DIR/report.md and
+  report.html; its figures: mtsbench report DIR`` (drawing them takes far longer than the run's
+  last second, so the run leaves it to that one command);
   exit 0, or 3 after a warning line when more than ``llm.max_failure_rate`` (default 0.05)
   of the LLM calls failed (``on_failure: skip``);
 - SIGINT or SIGTERM: the scenarios done are written with ``status: interrupted``; exit 130
@@ -206,7 +208,7 @@ def _finished(cfg: DictConfig, frame, out: Path) -> None:
     overall = _overall(out)
     if labelled := console((overall or {}).get("attention")):
         print(labelled)
-    print(f"{passed_line(frame)}; report: {out / 'report.md'}")
+    print(f"{passed_line(frame)}; report: {out / 'report.md'} and report.html; its figures: mtsbench report {out}")
     warning = _failure_warning(overall)
     if warning is not None:
         _say(warning)

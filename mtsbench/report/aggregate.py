@@ -146,12 +146,13 @@ def probe_sections(jobs: list[Job], most: int = 4) -> str:
     return "\n".join(parts)
 
 
-def write_many(srcs: list[Path], out: Path, per_scenario: bool = False) -> Path:
+def write_many(srcs: list[Path], out: Path, per_scenario: bool = False, labels: dict[str, str] | None = None) -> Path:
     """One report of several run or sweep directories side by side (``sources``): the
     sweep report over all their jobs, with a Sources table and a leaderboard across them,
-    into ``out``; returns the report's path."""
+    into ``out``; returns the report's path. ``labels``: path as given -> its name in the
+    report (``sources.parse_labels``)."""
     with Helper() as helper:
-        jobs, described = combined_jobs([Path(s) for s in srcs])
+        jobs, described = combined_jobs([Path(s) for s in srcs], labels)
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         summary = config_table(jobs)

@@ -1,7 +1,8 @@
 """Several runs or sweeps in one report: ``mtsbench report A B [C...] --out OUT``.
 
-Each source (a run or a sweep directory) is named by its folder's name; equal names get
-``#1``, ``#2``, ... in the order given (``source_names``). Its jobs join one list
+Each source (a run or a sweep directory) is named by ``--label SOURCE=NAME,...``
+(``parse_labels``) or else by its folder's name; equal names get ``#1``, ``#2``, ... in the
+order given (``source_names``). Its jobs join one list
 (``combined_jobs``), numbered on from the previous source's, each labelled
 ``source=NAME`` followed by the overrides that differ between all the jobs of all the
 sources (a single run without such overrides: ``source=NAME`` alone). The sweep report
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import ReportError
 from .jobs import Job, find_jobs, is_run
 from .markdown import table, with_intervals
 
@@ -49,11 +51,47 @@ def source_names(paths: list[Path]) -> list[str]:
     return out
 
 
-def combined_jobs(paths: list[Path]) -> tuple[list[Job], list[dict]]:
+def parse_labels(text: str | None, paths: list[str]) -> dict[str, str]:
+    """``--label A=NAME,B=NAME`` as {path as given: NAME}: each key is a source as given on the
+    command line or its folder's name (``source_names``); ``ReportError`` in one line for a key
+    that names no source, a source named twice, or a name that is empty, repeated or holds a
+    space, ``=`` or ``,``.
+
+    >>> parse_labels("a/run=design, b/run=flat", ["a/run", "b/run"])
+    {'a/run': 'design', 'b/run': 'flat'}
+    >>> parse_labels("ablation=abl", ["x/ablation", "y/presets"])
+    {'x/ablation': 'abl'}
+    """
+    if not text:
+        return {}
+    known = dict(zip(source_names([Path(p) for p in paths]), paths)) | {p: p for p in paths} | \
+        {str(Path(p)): p for p in paths}
+    out: dict[str, str] = {}
+    for part in (x.strip() for x in text.split(",") if x.strip()):
+        key, sep, name = part.partition("=")
+        key, name = key.strip(), name.strip()
+        if not sep or not name or any(c.isspace() or c in "=," for c in name):
+            raise ReportError(f"--label {part}: expected SOURCE=NAME, NAME without spaces, '=' or ','")
+        if key not in known:
+            raise ReportError(f"--label {part}: no source '{key}'; the sources are {', '.join(paths)} "
+                              f"(or their folder names: {', '.join(source_names([Path(p) for p in paths]))})")
+        source = str(Path(known[key]))           # as combined_jobs sees it: a trailing / dropped
+        if source in out:
+            raise ReportError(f"--label: source {known[key]} is labelled twice")
+        out[source] = name
+    if len(set(out.values())) < len(out):
+        raise ReportError(f"--label {text}: two sources share a name; give each its own")
+    return out
+
+
+def combined_jobs(paths: list[Path], labels: dict[str, str] | None = None) -> tuple[list[Job], list[dict]]:
     """The jobs of every source in one list (numbered 0, 1, ... across them, labelled
     ``source=NAME`` + their distinguishing overrides) and a description of each source:
-    name, path, kind, the job numbers it got and its own."""
-    names = source_names(paths)
+    name, path, kind, the job numbers it got and its own. ``labels`` (path as given -> name,
+    ``parse_labels``) names a source instead of its folder."""
+    names = [(labels or {}).get(str(p), n) for p, n in zip(paths, source_names(paths))]
+    if len(set(names)) < len(names):
+        raise ReportError(f"sources named alike ({', '.join(names)}): give each its own --label")
     per_source = [find_jobs(Path(p)) for p in paths]
     everyone = [j for jobs in per_source for j in jobs]
     common = set.intersection(*(set(j.overrides) for j in everyone)) if everyone else set()
@@ -93,8 +131,9 @@ def source_lines(sources: list[dict]) -> list[str]:
     """The report's Sources section."""
     frame = pd.DataFrame(sources)
     return ["## Sources", "",
-            "Each source is labelled by its folder's name (`#1`, `#2`: folders of the same name, in the order "
-            "given); its configurations are `source=NAME` and the overrides that differ between the jobs of all "
+            "Each source is labelled by `--label` or else by its folder's name (`#1`, `#2`: folders of the same "
+            "name, in the order given); its configurations are `source=NAME` and the overrides that differ between "
+            "the jobs of all "
             "the sources. Job numbers run on across the sources (`jobs`); `its jobs`: the same jobs' own numbers "
             "(their folders) in the source.", "",
             table(frame, ["source", "kind", "path", "jobs", "its jobs", "ran", "failed"]), ""]
