@@ -75,6 +75,30 @@ def test_the_readme_command_runs_end_to_end(cli, tmp_path):
     assert len(probes) >= 1 and (probes["scored"] >= 1).all() and (probes["llm_calls"] == 0).all()
     summary = json.loads((out / "summary.json").read_text())
     assert "milk_allergy" in summary["scenarios"]
+    assert summary["overall"]["recall"] is not None          # context_texts: earned recall, the headline
+    header = next(line for line in (out / "report.md").read_text().splitlines() if line.startswith("Configuration"))
+    assert header == "Configuration: `system=recency`, `system.limit=None`, `workload=probes`", header   # its own only
+
+
+def test_the_checker_gives_a_verdict_per_check(import_file, capsys):
+    """``check_component`` on the plug-in prints one verdict per check, and on a broken copy the
+    check that failed and why, after running the others."""
+    from mtsbench.evaluation.checks import check_component
+
+    recency = import_file("recency_system", EXAMPLE).RecencySystem
+    check_component("system", recency(limit=3))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "check_component('system', RecencySystem): 4 of 4 checks passed"
+    assert [line.split() for line in lines[1:]] == [[n, "ok"] for n in ("contract", "constructor", "deterministic",
+                                                                         "deepcopy")]
+
+    class Forgetful(recency):
+        def __init__(self, limit=None, window=10):
+            super().__init__(limit)            # `window` is not stored
+    with pytest.raises(AssertionError, match="constructor: .*must store its parameter 'window'"):
+        check_component("system", Forgetful())
+    out = capsys.readouterr().out
+    assert "3 of 4 checks passed" in out and "  constructor    FAILED: Forgetful.__init__ must store" in out
 
 
 def build_wheel(project: Path, out: Path) -> Path:

@@ -20,6 +20,7 @@ Checking a whole ``mtsbench run`` command (sweeps, tuning studies) is
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -73,6 +74,54 @@ def choices_of(runtime_choices) -> dict:
     (Hydra's own ``hydra/...`` groups and unset ones left out)."""
     return {k: v for k, v in OmegaConf.to_container(runtime_choices).items()
             if not k.startswith("hydra/") and v is not None}
+
+
+RUN_GROUPS = ("system", "workload")   # what every run is made of, whatever its system
+
+
+def configuration(cfg: DictConfig, choices: dict) -> dict:
+    """What a run's system was made of, for a report's header: the groups in ``choices`` that
+    the ``system`` node is built from (``${GROUP}`` interpolations, followed through the nodes they
+    name: the seed design's ``dual`` names ``long_decay``), the run's own groups (``system``,
+    ``workload``) and the system's own plain parameters as ``system.KEY`` — so a plug-in
+    is described by its own settings, never by the seed design's ``arousal`` or ``tiers``.
+
+    >>> from omegaconf import OmegaConf
+    >>> cfg = OmegaConf.create({"system": {"_target_": "x.Recency", "limit": 5}, "arousal": {"r": 1},
+    ...                         "workload": {"k": 5}})
+    >>> configuration(cfg, {"system": "recency", "arousal": "radius", "workload": "probes"})
+    {'system': 'recency', 'workload': 'probes', 'system.limit': 5}
+    >>> cfg = OmegaConf.create({"system": {"dual": "${dual}"}, "dual": {"long": "${long_decay}"},
+    ...                         "long_decay": {"tau": 1}, "tiers": {}})
+    >>> configuration(cfg, {"system": "mts", "long_decay": "power_law", "tiers": "thresholds"})
+    {'system': 'mts', 'long_decay': 'power_law'}
+    """
+    if "system" not in cfg or not OmegaConf.is_config(cfg.system):
+        return dict(choices)
+    seen, todo = {"system"}, ["system"]
+    while todo:
+        node = cfg.get(todo.pop())
+        raw = OmegaConf.to_container(node, resolve=False) if OmegaConf.is_config(node) else node
+        for name in _interpolated(raw):
+            if name not in seen and name in cfg:
+                seen.add(name)
+                todo.append(name)
+    own = {f"system.{k}": v for k, v in OmegaConf.to_container(cfg.system, resolve=False).items()
+           if k != "_target_" and (v is None or isinstance(v, (bool, int, float))
+                                   or (isinstance(v, str) and "${" not in v))}
+    return {g: c for g, c in choices.items() if g in seen or g in RUN_GROUPS} | own
+
+
+def _interpolated(raw) -> set[str]:
+    """The top-level keys that the ``${KEY...}`` interpolations inside ``raw`` name.
+
+    >>> sorted(_interpolated({"a": "${dual}", "b": ["${x.y}", 3], "c": "plain"}))
+    ['dual', 'x']
+    """
+    if isinstance(raw, str):
+        return {m.split(".")[0] for m in re.findall(r"\$\{([\w.]+)\}", raw)}
+    values = raw.values() if isinstance(raw, dict) else raw if isinstance(raw, list) else ()
+    return set().union(*(_interpolated(v) for v in values)) if values else set()
 
 
 def compose_full(overrides: list[str], extra_dirs: Sequence[str | Path] = (), keep: bool = False,

@@ -1,6 +1,8 @@
 """The contract every registered component must honour (the Gymnasium checker pattern).
 
-``check_component(group, component)`` raises AssertionError naming what broke. A checker is
+``check_component(group, component)`` runs every check below on a component, prints one verdict
+per check and raises AssertionError naming each that broke (``contract`` alone: the group's
+checker, what the generic checks call). A checker is
 declared where it is defined, with ``@checker(GROUP, ...)``, into the registry ``CHECKERS``;
 a checker returns a fingerprint of what it saw the component do (or None), so that the
 generic checks can compare two runs.
@@ -387,12 +389,55 @@ def check_system(system) -> list:
 
 
 # -- the generic checks ------------------------------------------------------------------------
-def check_component(group: str, component):
-    """Run the checker of ``group`` on ``component`` (AssertionError if it breaks the contract);
-    returns the checker's fingerprint."""
+def contract(group: str, component):
+    """Run the checker of ``group`` on ``component`` alone (AssertionError if it breaks the
+    group's contract); returns the checker's fingerprint."""
     if group not in CHECKERS:
         raise KeyError(f"no checker for config group '{group}'")
     return CHECKERS[group](component)
+
+
+VALUES_UNKNOWN = object()    # ``given`` of the constructor check when the component came built: no values to compare
+
+
+def check_component(group: str, component, generic: bool = True, quiet: bool = False):
+    """Hold ``component`` to the contract of config group ``group`` and, with ``generic``, to the
+    generic checks (``constructor``, ``deterministic``, ``deepcopy``: the module docstring), run
+    on deep copies taken before anything ran; print one verdict line per check (``ok`` or
+    ``FAILED`` and why) unless ``quiet``. Every check runs; then AssertionError naming each one
+    that failed. Returns the contract's fingerprint. The constructor check, given a built
+    component, checks that each parameter is stored and two copies agree, not the values."""
+    if group not in CHECKERS:
+        raise KeyError(f"no checker for config group '{group}'")
+    try:
+        pristine = copy.deepcopy(component)
+        make = lambda: copy.deepcopy(pristine)       # noqa: E731 - a fresh copy per call, as a config would build
+    except Exception as e:  # noqa: BLE001 - reported as the deepcopy check's failure
+        pristine, make = e, None
+    verdicts, fingerprint = [], None
+    try:
+        fingerprint = contract(group, component)
+        verdicts.append(("contract", None))
+    except Exception as e:  # noqa: BLE001 - an assertion or a crash: the check's verdict either way
+        verdicts.append(("contract", _why(e)))
+    for name in [n for n in CHECKS if n != "contract"] if generic else []:
+        if make is None:
+            verdicts.append((name, f"not run: {type(component).__name__} cannot be deep-copied ({pristine})"))
+            continue
+        try:
+            CHECKS[name](group, make, VALUES_UNKNOWN)
+            verdicts.append((name, None))
+        except Exception as e:  # noqa: BLE001
+            verdicts.append((name, _why(e)))
+    failed = [(n, why) for n, why in verdicts if why is not None]
+    if not quiet:
+        print(f"check_component({group!r}, {type(component).__name__}): {len(verdicts) - len(failed)} of "
+              f"{len(verdicts)} checks passed")
+        for name, why in verdicts:
+            print(f"  {name:<14} {'ok' if why is None else 'FAILED: ' + why}")
+    if failed:
+        raise AssertionError("; ".join(f"{n}: {why}" for n, why in failed))
+    return fingerprint
 
 
 def same(a, b) -> bool:
@@ -422,8 +467,17 @@ def _comparable(a, b) -> bool | None:
         return None
 
 
+def _why(e: Exception) -> str:
+    """A failed check's reason: an assertion's message, or what a crash raised.
+
+    >>> _why(AssertionError("x must be y")), _why(ValueError("bad"))
+    ('x must be y', 'raised ValueError: bad')
+    """
+    return (str(e) or "failed") if isinstance(e, AssertionError) else f"raised {type(e).__name__}: {e}"
+
+
 def _contract(group: str, make: Callable, given: dict | None = None) -> None:
-    check_component(group, make())
+    contract(group, make())
 
 
 def _plain(value) -> bool:
@@ -435,7 +489,8 @@ def _plain(value) -> bool:
 
 def _constructor(group: str, make: Callable, given: dict | None = None) -> None:
     a, b = make(), make()
-    given = given or {}
+    unknown = given is VALUES_UNKNOWN
+    given = {} if unknown else given or {}
     name = type(a).__name__
     state = vars(a)
     for p in inspect.signature(type(a).__init__).parameters.values():
@@ -443,7 +498,7 @@ def _constructor(group: str, make: Callable, given: dict | None = None) -> None:
             continue
         assert p.name in state, f"{name}.__init__ must store its parameter '{p.name}' as an attribute"
         value = given.get(p.name, p.default)
-        if value is inspect.Parameter.empty or not _plain(value):
+        if unknown or value is inspect.Parameter.empty or not _plain(value):
             continue              # a node instantiated into an object, or no value known: not comparable
         held = state[p.name]
         held = list(held) if isinstance(held, tuple) and isinstance(value, list) else held
@@ -456,7 +511,7 @@ def _constructor(group: str, make: Callable, given: dict | None = None) -> None:
 
 
 def _deterministic(group: str, make: Callable, given: dict | None = None) -> None:
-    first, second = check_component(group, make()), check_component(group, make())
+    first, second = contract(group, make()), contract(group, make())
     assert same(first, second), "the same config and seed must give the same result"
 
 
@@ -466,7 +521,7 @@ def _deepcopy(group: str, make: Callable, given: dict | None = None) -> None:
         twin = copy.deepcopy(original)
     except Exception as e:
         raise AssertionError(f"{type(original).__name__} cannot be deep-copied: {e}") from e
-    assert same(check_component(group, twin), check_component(group, original)), \
+    assert same(contract(group, twin), contract(group, original)), \
         "a deep copy must behave as the original"
 
 

@@ -100,7 +100,7 @@ def evaluate_dir(out_dir: Path, scenarios: dict | None = None) -> pd.DataFrame:
     cost = {"overall": copy.deepcopy(costs[alone]) if alone is not None else
             cost_block(records, overall["processes"], totals), "scenarios": costs}
     summary = {**run_status(meta, overall), "overall": overall, "scenarios": summary_scenarios, "cost": cost,
-               "choices": meta.get("choices", {})}
+               "choices": meta.get("choices", {}), "configuration": meta.get("configuration", meta.get("choices", {}))}
     try:
         path = write_report(out_dir, frame, summary, sections=datasets.lines({"": [frame]}, depths, budgets))
         html.write(path, out_dir / "report.html", probes.html_section(out_dir))    # readable with no 2nd command

@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
-from ..config.composition import scenario_list
+from ..config.composition import configuration, scenario_list
 from ..errors import Interrupted, one_line, signal_name
 from ..evaluation.evaluate import scenario_rows
 from .haystack import Haystack, HaystackOptions, since
@@ -302,7 +302,8 @@ def run(cfg: DictConfig, out_dir: Path, choices: dict | None = None, progress: b
 def _run(cfg: DictConfig, out_dir: Path, choices: dict | None, progress: bool) -> pd.DataFrame:
     out_dir = Path(out_dir)
     scenarios = load_all(cfg, out_dir)
-    meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {}}
+    meta = {"config": OmegaConf.to_container(cfg, resolve=True), "choices": choices or {},
+            "configuration": configuration(cfg, choices or {})}
     options = HaystackOptions.from_config(OmegaConf.select(cfg, "haystack"))
     hay = Haystack.build([load_scenario(p) for p in resolve(scenario_list(options.sources))], scenarios, options) \
         if options.active else None

@@ -104,7 +104,7 @@ def write_report(out_dir: Path, frame: pd.DataFrame, summary: dict, extra: list[
     cols = ["scenario", "checks", "passed", "recall", PROVENANCE, "hit_rate", "probes", "scored", "llm_calls",
             "tokens"]
     failed = failures(frame)
-    choices = summary.get("choices") or {}
+    choices = summary.get("configuration") or summary.get("choices") or {}     # what the system was made of
     lines = ["# mtsbench run report", ""]
     if summary.get("status") == "unreliable":
         lines += [f"**Unreliable run**: {summary.get('unreliable')}. The numbers below are not to be trusted.", ""]

@@ -21,8 +21,8 @@ class RecencySystem(PlainSystem):
     >>> for i, text in enumerate(["milk", "tea", "coffee"]):
     ...     _ = s.observe(Observation(f"s{i}", 3600.0 * i, "say", text))
     >>> r = s.retrieve(Query("p", 7200.0, "what do I drink?", depth=2)).ranking
-    >>> r.ids, r.scores, r.provenance
-    ([2, 1], [0.0, -1.0], [('s2',), ('s1',)])
+    >>> r.ids, r.scores, r.provenance, s.context_texts(r.ids)
+    ([2, 1], [0.0, -1.0], [('s2',), ('s1',)], ['coffee', 'tea'])
     """
 
     def __init__(self, limit: int | None = None):
@@ -45,6 +45,12 @@ class RecencySystem(PlainSystem):
                           provenance=[(self.memories_[i][1],) for i in ids],
                           tokens=[estimate_tokens(self.memories_[i][2]) for i in ids])
         return Outcome(cost=Cost(scored=len(ids), tiers_searched=1, index_queries=1), ranking=ranking)
+
+    def context_texts(self, ids) -> list[str]:
+        """The texts of memories ``ids``. With it, a memory earns an evidence step when its text
+        carries the step's content, so the run reports earned recall, the headline; without it
+        the report has none and says why (recall by provenance alone only)."""
+        return [self.memories_[int(i)][2] for i in ids]
 
     # idle, tick, finish, read (UNSUPPORTED: no belief, attention, tier or event state),
     # waiting, sample and totals come from PlainSystem
