@@ -346,6 +346,8 @@ def _check(ns: argparse.Namespace, out: Path) -> int:
     from .config.overrides import overrides_set_scenarios
     from .report.markdown import failures, passed_line, table
     from .harness.runner import run
+    from .scenario.commands import problems
+    from .scenario.loader import ScenarioError
 
     paths, overrides = split_check_args(ns.args)
     where = out if ns.out else "not kept (--out DIR keeps them)"
@@ -359,6 +361,11 @@ def _check(ns: argparse.Namespace, out: Path) -> int:
     except (KeyboardInterrupt, Interrupted) as stop:
         return _fail(f"check interrupted by {signal_name(stop)}; what was done is {'in ' if ns.out else ''}{where}",
                      exit_code(stop))
+    except ScenarioError as e:                   # every bad file named, as mtsbench validate does
+        lines = problems(paths) if paths else []
+        for line in lines[:-1]:
+            print(f"mtsbench: {redact(line)}", file=sys.stderr)
+        return _fail(lines[-1] + f" ({len(lines)} problems; nothing was run)" if len(lines) > 1 else str(e))
     except Exception as e:  # Hydra's own errors are multi-line: keep their first line
         return _fail(user_error(e) or f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     failed = failures(frame)

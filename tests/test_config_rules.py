@@ -35,7 +35,9 @@ BAD = {
     "agent.rebalance_every=0": "agent.rebalance_every: expected an integer >= 1, got 0",
     "evaluation.recall_at=[0]": "evaluation.recall_at: expected a list of integers >= 1, got [0]",
     "evaluation.rank_to=-1": "evaluation.rank_to: expected an integer >= 0, got -1",
-    "workload.k=0": "no such key 'workload.k' (workload=probes has no keys)",
+    "workload.k=0": "no such key 'workload.k' (workload=probes has no keys; workload=reply has it: workload=reply "
+                    "workload.k=...)",
+    "depth.n=2": "no such key 'depth.n' (depth=linear has no keys; depth=fixed has it: depth=fixed depth.n=...)",
     "+foo=1": "cannot add 'foo': no component reads it",
     "foo=1": "no such key 'foo'",
     "retrieval.kk=3": "no such key 'retrieval.kk' (retrieval=dense has: relevance_weight, attention_weight, "
@@ -84,7 +86,8 @@ def test_through_the_installed_command(cli, tmp_path):
 
 def test_group_field_of_another_option_names_the_chosen_one(capsys):
     line = _one_line(capsys, ["check", "arousal=knn", "arousal.r=0.2"])
-    assert line == "mtsbench: override 'arousal.r=0.2': no such key 'arousal.r' (arousal=knn has: k, gain, perceived)"
+    assert line == ("mtsbench: override 'arousal.r=0.2': no such key 'arousal.r' (arousal=knn has: k, gain, perceived; "
+                    "arousal=radius has it: arousal=radius arousal.r=...)")
 
 
 def test_every_job_of_a_sweep_is_checked_before_launching(capsys, tmp_path, monkeypatch):
@@ -92,7 +95,7 @@ def test_every_job_of_a_sweep_is_checked_before_launching(capsys, tmp_path, monk
     line = _one_line(capsys, ["run", "-m", "seed=0,1", "llm.noise=0.1,-1"])
     assert line == "mtsbench: llm.noise: expected a number from 0 to 1, got -1"
     line = _one_line(capsys, ["run", "-m", "arousal=radius,knn", "arousal.r=0.3"])
-    assert "no such key 'arousal.r' (arousal=knn has: k, gain, perceived)" in line
+    assert "no such key 'arousal.r' (arousal=knn has: k, gain, perceived; arousal=radius has it" in line
     line = _one_line(capsys, ["run", "-m", "experiment=ablation", "summarize.every=0"])
     assert "summarize.every: expected an integer >= 1, got 0" in line
     assert not any(tmp_path.iterdir())

@@ -38,7 +38,8 @@ MALFORMED = {
     "unknown_top_key": "stpes: 'stpes' is not a known key; did you mean 'steps'?",
     "bad_language": "language: expected one of en, zh, got 'fr'",
     "bad_id": "id: expected lowercase letters, digits and '_' only, got 'Bad_Id'",
-    "id_mismatch": "id: expected the file's name 'id_mismatch', got 'id_mismatch_oops'",
+    "id_mismatch": "id: expected the file's name 'id_mismatch', got 'id_mismatch_oops' (a scenario is named by its "
+                   "file: in a copy, set id: id_mismatch)",
     "bad_start": "start: expected an ISO datetime such as 2026-03-02T09:00:00, got 'next monday'",
     "bad_tags": "tags: expected a list such as [attention, events], got 'attention'",
     "no_steps": "steps: expected at least one step, got []",

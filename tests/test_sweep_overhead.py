@@ -49,7 +49,7 @@ def test_a_sweep_composes_each_swept_value_once_not_each_job(compositions):
 
 
 def test_a_key_under_a_swept_group_composes_each_option(compositions):
-    with pytest.raises(ConfigError, match=r"no such key 'arousal.r' \(arousal=knn has: k, gain, perceived\)"):
+    with pytest.raises(ConfigError, match=r"no such key 'arousal.r' \(arousal=knn has: k, gain, perceived; arousal=radius has it"):
         check_run(["-m", "arousal=radius,knn", "arousal.r=0.3"])
 
 

@@ -60,3 +60,20 @@ def test_yaml_indentation_error_is_one_clear_line(tmp_path, text, line, column, 
     message = str(info.value)
     assert message.startswith(f"{path}: invalid YAML at line {line}, column {column}: ")
     assert expected in message and "block end" not in message and "mapping values" not in message
+
+
+def test_check_lists_every_bad_file_as_validate_does(cli, tmp_path):
+    """``mtsbench check DIR`` names every problem of every file, not the first file's alone; a
+    copied scenario's id names the fix."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "copy.yaml").write_text((Path(__file__).parent.parent / "scenarios" / "flu_fades.yaml").read_text())
+    (folder / "many.yaml").write_text(THREE_PROBLEMS)
+    done = cli("check", folder)
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == (f"mtsbench: {folder / 'copy.yaml'}: id: expected the file's name 'copy', got 'flu_fades' "
+                        "(a scenario is named by its file: in a copy, set id: copy)"), lines
+    assert sum(f"{folder / 'many.yaml'}:" in line for line in lines) == 3, lines
+    assert lines[-1].endswith("(4 problems; nothing was run)"), lines
+    assert cli("validate", folder).stderr.count("\n") == 4

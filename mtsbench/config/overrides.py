@@ -25,7 +25,7 @@ from typing import Sequence
 from omegaconf import DictConfig, OmegaConf
 
 from ..errors import ConfigError
-from .search import groups
+from .search import groups, options_with_key
 
 
 def parse(overrides: list[str]) -> list:
@@ -136,7 +136,8 @@ def has_key(cfg: DictConfig, key: str) -> bool:
 
 def suggest(key: str, cfg: DictConfig) -> str:
     """`` (did you mean 'retrieval.candidates'?)`` or the keys the node has, for a key
-    ``cfg`` does not have."""
+    ``cfg`` does not have, and the group's other options that have it (``depth.n`` under
+    ``depth=linear``: ``depth=fixed has it: depth=fixed depth.n=...``)."""
     parent, _, leaf = key.rpartition(".")
     node = OmegaConf.select(cfg, parent, default=None) if parent else cfg
     if parent and not isinstance(node, DictConfig):
@@ -149,7 +150,10 @@ def suggest(key: str, cfg: DictConfig) -> str:
         return ""
     choice = OmegaConf.select(cfg, f"hydra.runtime.choices.{parent}", default=None)
     where = f"{parent}={choice}" if choice else parent
-    return f" ({where} has: {', '.join(keys)})" if keys else f" ({where} has no keys)"
+    others = [o for o in options_with_key(parent, leaf) if o != choice] if choice else []
+    elsewhere = f"; {' and '.join(f'{parent}={o}' for o in others)} {'has' if len(others) == 1 else 'have'} it: " \
+                f"{parent}={others[0]} {key}=..." if others else ""
+    return f" ({where} has: {', '.join(keys)}{elsewhere})" if keys else f" ({where} has no keys{elsewhere})"
 
 
 REQUIRED_NODES = {"system": "the memory system under test; choose another with system=OPTION"}

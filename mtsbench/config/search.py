@@ -79,6 +79,27 @@ def groups(extra: Sequence[str | Path] = ()) -> dict[str, list[str]]:
     return {g: sorted(found[g]) for g in sorted(found)}
 
 
+def options_with_key(group: str, key: str, extra: Sequence[str | Path] = ()) -> list[str]:
+    """The options of config group ``group`` whose file sets ``key`` at its top (the packaged,
+    plug-in and ``extra`` folders, as ``groups``): where a key a chosen option lacks lives.
+
+    >>> options_with_key("depth", "n")
+    ['fixed']
+    """
+    import yaml
+
+    found = set()
+    for root in (CONFIG_DIR, *map(Path, plugin_dirs()), *map(Path, extra)):
+        for path in sorted((Path(root) / group).glob("*.yaml")) if (Path(root) / group).is_dir() else []:
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, yaml.YAMLError):
+                continue
+            if isinstance(data, dict) and key in data:
+                found.add(path.stem)
+    return sorted(found)
+
+
 def mechanism_groups() -> dict[str, list[str]]:
     """The groups that each choose one mechanism (every group but presets and experiments)."""
     return {g: opts for g, opts in groups().items() if g not in COMPOSITE_GROUPS}

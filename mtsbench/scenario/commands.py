@@ -27,7 +27,7 @@ def validate_main(argv: list[str]) -> int:
         return ns
     bad = 0
     for item in ns.files:
-        for loaded in _load_each(item):
+        for loaded in load_each(item):
             if isinstance(loaded, str):
                 print(loaded, file=sys.stderr)
                 bad += 1
@@ -45,7 +45,7 @@ def scenarios_main(argv: list[str]) -> int:
         return ns
     rows, bad = [], 0
     for item in ns.paths or [None]:
-        for loaded in _load_each(item):
+        for loaded in load_each(item):
             if isinstance(loaded, str):
                 print(loaded, file=sys.stderr)
                 bad += 1
@@ -54,6 +54,12 @@ def scenarios_main(argv: list[str]) -> int:
     if rows:
         print(table(rows))
     return 2 if bad else 0
+
+
+def problems(items: list[str]) -> list[str]:
+    """Every problem line of every scenario file ``items`` name (files or folders): [] when all
+    load. ``mtsbench check`` lists them all, as ``validate`` does, instead of the first alone."""
+    return [line for item in items for line in load_each(item) if isinstance(line, str)]
 
 
 def table(rows: list[dict]) -> str:
@@ -71,8 +77,9 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]):
         return e.code if isinstance(e.code, int) else 2
 
 
-def _load_each(item: str | None) -> list[Scenario | str]:
-    """The scenarios ``item`` names (None: every bundled one), each loaded or its error line."""
+def load_each(item: str | None) -> list[Scenario | str]:
+    """The scenarios ``item`` names (None: every bundled one), each loaded or its error lines
+    (one per problem, every file's: what ``mtsbench validate`` and a failed ``check`` list)."""
     try:
         paths = resolve([] if item is None else [item])
     except ScenarioError as e:

@@ -340,7 +340,8 @@ def _read_steps(path: Path, raw: dict, doc: sm.ScenarioFile, models: list) -> tu
     problems = []
     if doc.id != path.stem:
         problems.append((None, str(_line(str(path), None, "id", f"expected the file's name '{path.stem}', "
-                                                               f"got '{doc.id}'"))))
+                                                               f"got '{doc.id}' (a scenario is named by its file: "
+                                                               f"in a copy, set id: {path.stem})"))))
     ids = _step_ids(raw["steps"])
     steps: tuple = ()
     try:
