@@ -84,7 +84,7 @@ def temporary_folders_under_pytest(tmp_path_factory):
 # the doctests stay. ``make test`` runs everything, as before.
 E2E_FILES = ("test_reliability_", "test_launchers", "test_sweeps", "test_sweep_overhead", "test_locomo_real",
              "test_pytest_plugin", "test_ablations", "test_api", "test_llm_cli", "test_docs_scenarios",
-             "test_report_figures", "test_behaviour_matrix")
+             "test_report_figures", "test_behaviour_matrix", "test_show", "test_headline_recall", "test_default_run")
 E2E_TESTS = {"test_contract.py": ("test_option_runs", "test_preset_sets_only_known_options_and_runs",
                                   "test_flat_rag_is_relevance_only_and_mts_is_the_default"),
              "test_config_rules.py": ("test_every_numeric_leaf_of_every_option_is_a_declared_parameter",  # every option

@@ -29,6 +29,21 @@ def test_generate_is_byte_identical_for_a_seed_and_validates(cli, tmp_path):
     assert v.returncode == 0 and v.stdout.startswith("ok  "), v.stderr
 
 
+def test_the_bundled_generated_dialogue_is_what_its_command_writes(cli, tmp_path):
+    """scenarios/generated_weeks.yaml (the default run's six weeks, issue 51) is byte for byte what
+    its header's options write: regenerated, never edited by hand."""
+    from mtsbench.scenario.catalog import bundled_dir
+
+    bundled = bundled_dir() / "generated_weeks.yaml"
+    command = next(line for line in bundled.read_text().splitlines() if line.startswith("# mtsbench generate "))
+    done = cli(*command[2:].split()[1:], "--out", tmp_path / "generated_weeks.yaml")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "generated_weeks.yaml").read_bytes() == bundled.read_bytes()
+    scenario = load_scenario(bundled)
+    probes = [s for s in scenario.steps if s.kind == "probe"]
+    assert scenario.days_spanned >= 42 and len(probes) == 60 and all(s.expect.recall for s in probes)
+
+
 def test_generate_refuses_bad_options_in_one_line(cli, tmp_path):
     r = cli("generate", "--turns-per-day", "0", "--out", tmp_path)
     assert r.returncode == 2
@@ -134,8 +149,9 @@ def test_generated_scenario_with_a_preloaded_store_runs_deterministically_and_in
     pd.testing.assert_frame_equal(a, full)       # the incremental rebalance changes nothing
     assert trace_events(tmp_path / "a") == trace_events(tmp_path / "full")
     assert (tmp_path / "a" / "generated" / "gen_en_5d_s0.yaml").is_file()
-    probes = a[a["check"] == "recall"]
-    assert len(probes) == 8 and set(probes["k"]) == {10}
+    probes = a[a["check"] == "probe"]          # generated needles: probes scored by recall, no pass/fail rows
+    assert len(probes) == 8 and set(probes["k"]) == {10} and probes["recall"].notna().all()
+    assert not (a["check"] == "recall").any()
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert list(summary["scenarios"]) == ["gen_en_5d_s0"]
 
@@ -144,7 +160,7 @@ def test_run_with_a_generated_scenario_and_a_preloaded_store_writes_a_report(cli
     r = cli("run", "generate.days=3", "generate.turns_per_day=8", "generate.needles=2", "preload.memories=500",
             "embedder.dim=64", f"hydra.run.dir={tmp_path / 'out'}")
     assert r.returncode == 0, r.stderr
-    assert "of 4 expectations passed" in r.stdout
+    assert "no expectations to pass: 4 probes of generated data (generated), scored by recall" in r.stdout
     assert (tmp_path / "out" / "report.md").is_file() and (tmp_path / "out" / "generated" / "gen_en_3d_s0.yaml").is_file()
     r = cli("run", "generate.days=3", "generate.awaken=5")
     assert r.returncode == 2

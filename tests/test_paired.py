@@ -2,13 +2,15 @@
 compared on their paired differences (a seeded sign-flip permutation test), and a measure
 on which every value is identical names no best."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from mtsbench.report.intervals import bootstrap
+from mtsbench.report.intervals import bootstrap, bootstrap_totals
 from mtsbench.report.jobs import Job
-from mtsbench.report.paired import comparison_lines, compare, line, sign_flip_p, unit_values
+from mtsbench.report.paired import comparison_lines, compare, line, reference_lines, sign_flip_p, unit_values
 from mtsbench.report.seeds import Config
 
 
@@ -78,3 +80,37 @@ def test_units_pair_by_seed_and_probe_from_metrics_files(tmp_path):
     assert len(units) == 24 and set(units.index.get_level_values("seed")) == {"0", "1"}
     lines = comparison_lines([b, a], [("recall", "recall@k")])
     assert lines[0].startswith("- **recall@k**: best `x=a`") and "`x=b` (-0.045, p=" in lines[0]
+
+
+def _costed(num, label, per_turn, tokens):
+    """A job whose summary.json gives per-scenario cost per turn and tokens (scenarios s0, s1, ...)."""
+    scenarios = {f"s{i}": {"tokens": t} for i, t in enumerate(tokens)}
+    cost = {"scenarios": {f"s{i}": {"per_turn": c, "total": c * 10, "turns": 10} for i, c in enumerate(per_turn)}}
+    return Job(dir=Path(f"/nowhere/{num}"), num=num, summary={"overall": {}, "scenarios": scenarios, "cost": cost},
+               label=label)
+
+
+def test_cost_is_compared_lower_first_per_scenario():
+    """Issue 51: an ablation that changes only what a design spends shows in a paired test."""
+    cheap = Config("ablate=arousal", [_costed(1, "ablate=arousal", [10.0 + i for i in range(8)], [100] * 8)])
+    design = Config("ablate=none", [_costed(0, "ablate=none", [30.0 + i for i in range(8)], [100] * 8)])
+    lines = comparison_lines([design, cheap], [("cost_per_turn", "total cost per turn", True),
+                                               ("tokens", "LLM tokens", True)])
+    assert lines[0] == ("- **total cost per turn**: best `ablate=arousal` 13.5: every other configuration is higher "
+                        "by a paired test: `ablate=none` (+20.0, p=0.00781).")
+    assert "every configuration has the same value" in lines[1]
+    against = reference_lines([design, cheap], [("cost_per_turn", "total cost per turn", True)])
+    assert against[0] == "## Against `ablate=none`" and "- `ablate=arousal`: total cost per turn -20.0 (p=0.00781)." \
+        in against
+    assert against[-2] == "Moved by a paired test (p < 0.05): `ablate=arousal` (total cost per turn)."
+
+
+def test_cost_intervals_resample_scenarios_within_seeds():
+    """A per-run total's interval: scenarios resampled (one seed gives an interval, not a point)."""
+    from mtsbench.report.seeds import scenario_parts
+
+    job = _costed(0, "x", [10.0, 20.0, 60.0], [1, 2, 3])
+    parts = scenario_parts(job.summary, "cost_per_turn")
+    mean, lo, hi = bootstrap_totals([parts], ratio=True)
+    assert mean == pytest.approx(30.0) and lo < mean < hi
+    assert bootstrap_totals([scenario_parts(job.summary, "tokens")])[0] == 6.0

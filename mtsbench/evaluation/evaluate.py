@@ -26,7 +26,7 @@ import pandas as pd
 from . import evidence
 from .answer import COLUMNS as ANSWER_COLUMNS
 from ..outputs.results import COST_COLUMNS, STEP_RECORDS
-from ..scenario.datasets import dataset, imported
+from ..scenario.datasets import dataset, scored_by_recall
 from ..scenario.model import (OBSERVED_KINDS, ArousalCheck, BeliefCheck, ConjectureCheck, EventCountCheck, Range, Scenario,
                               StepAttentionCheck, TierCheck)
 
@@ -251,12 +251,12 @@ def _round(x: float | None) -> float | None:
 def scenario_rows(records: pd.DataFrame, scenario: Scenario, depths: tuple[int, ...],
                   budgets: tuple[int, ...] = ()) -> list[dict]:
     """The metric rows of one scenario's records, in record order, each with the scenario's
-    data set (``mtsbench.scenario.datasets``); an imported benchmark's probes get no pass/fail
-    rows (``probe_rows``'s ``evidence_only``)."""
+    data set (``mtsbench.scenario.datasets``); the probes of an imported benchmark or a generated
+    dialogue get no pass/fail rows (``probe_rows``'s ``evidence_only``)."""
     rows: list[dict] = []
     steps = scenario.steps
     data_set = dataset(scenario)
-    evidence_only = imported(data_set)
+    evidence_only = scored_by_recall(data_set)
     observed = [s for s in steps if s.kind in OBSERVED_KINDS]
     at = [s.index for s in observed]
     for rec in records.itertuples(index=False):

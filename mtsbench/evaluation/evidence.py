@@ -358,6 +358,29 @@ def summarize(frame: pd.DataFrame, depths: tuple[int, ...], budgets: tuple[int, 
     return out
 
 
+SATURATED = ("every recall is at its ceiling (1.000): these probes are too easy to show what a mechanism "
+             "does to recall, so an ablation can differ only in cost and expectations; add probes that can "
+             "fail (a generated multi-week dialogue: mtsbench generate; imported data: docs/datasets.md)")
+
+
+def saturated(values) -> bool:
+    """Whether every known recall figure is 1 (at least one known): recall cannot separate.
+
+    >>> saturated([1.0, 1.0, None]), saturated([1.0, 0.95]), saturated([None])
+    (True, False, False)
+    """
+    known = [float(v) for v in values if v is not None and v == v]
+    return bool(known) and all(v >= 1.0 for v in known)
+
+
+def saturation_line(evidence: dict | None) -> str | None:
+    """The warning of a run whose earned recall (at k, every depth and budget) is all 1."""
+    if not evidence or not evidence.get("with_evidence"):
+        return None
+    keys = ["recall", *cut_columns(evidence["depths"], evidence.get("budgets", []))]
+    return f"warning: {SATURATED}" if saturated([evidence.get(k) for k in keys]) else None
+
+
 def false_recall_line(evidence: dict) -> str | None:
     """One sentence on the abstaining probes' false recall (None without abstaining probes)."""
     if evidence.get("false_recall") is None:
@@ -410,7 +433,8 @@ def console(evidence: dict | None) -> str:
     extra = false_recall_line(evidence)
     tail = [f"chance (same rankings, random evidence):  {_all_line(evidence, 'chance_')}",
             f"provenance-only credit (older figures):   {_all_line(evidence, 'prov_')}"]
-    return "\n".join([*([extra] if extra else []), note, *lines, *tail])
+    ceiling = saturation_line(evidence)
+    return "\n".join([*([extra] if extra else []), note, *lines, *tail, *([ceiling] if ceiling else [])])
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -421,7 +445,8 @@ def markdown(evidence: dict | None) -> list[str]:
     """The report.md section (empty without probes)."""
     if not evidence or not evidence["probes"]:
         return []
-    lines = ["## Evidence recall", "",
+    ceiling = saturation_line(evidence)
+    lines = ["## Evidence recall", "", *([f"**{ceiling[len('warning: '):].capitalize()}.**", ""] if ceiling else []),
              "Share of each probe's evidence steps found in the top k of its ranking (`R@k`: at the probe's own "
              "k, the headline `recall`, and at fixed depths `R@5`, ...; `sR@k` for "
              "evidence sessions; `R@Bt` within a context budget of B tokens, the fair view when memories "

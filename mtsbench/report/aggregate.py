@@ -10,6 +10,7 @@ report (what the numbers show, written by hand) is put at the top of a sweep's r
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +20,7 @@ from . import data, datasets, html, probes
 from ..evaluation.evaluate import PROVENANCE
 from .jobs import Job, credit_lines, find_jobs
 from .markdown import table, with_intervals, write_report
-from .paired import ALPHA, comparison_lines
+from .paired import ALPHA, comparison_lines, reference_lines
 from .parallel import Drawing, Helper, Task
 from .plots import plot_pareto, plot_pass_matrix
 from .sources import combined_jobs, leaderboard_lines, source_lines
@@ -36,11 +37,14 @@ INTERVAL_COLUMNS = ["pass_rate", "recall", PROVENANCE, "scored", "cost_per_turn"
 
 
 def compared(jobs: list[Job]) -> list[tuple[str, str]]:
-    """(column, name) of the measures the paired tests compare: earned recall@k, recall at the
-    jobs' headline budget (``evidence.headline_budget``), the pass rate."""
+    """(column, name, lower is better) of the measures the paired tests compare: earned
+    recall@k, recall at the jobs' headline budget (``evidence.headline_budget``), the pass rate,
+    and the costs: memories scored per probe, total cost per turn and LLM tokens per scenario."""
     budget = evidence.headline_budget(cuts(jobs)[1])
-    at_budget = [] if budget is None else [(f"recall@{budget}t", f"recall@{budget}t")]
-    return [("recall", "earned recall@k"), *at_budget, ("pass_rate", "pass rate")]
+    at_budget = [] if budget is None else [(f"recall@{budget}t", f"recall@{budget}t", False)]
+    return [("recall", "earned recall@k", False), *at_budget, ("pass_rate", "pass rate", False),
+            ("scored", "memories scored per probe", True), ("cost_per_turn", "total cost per turn (per scenario)", True),
+            ("tokens", "LLM tokens (per scenario)", True)]
 
 
 def figures(jobs: list[Job], groups: list[Config], summary: pd.DataFrame, out: Path,
@@ -217,10 +221,12 @@ def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame
     paired = comparison_lines(configs(jobs), compared(jobs)) if len(ok) > 1 else []
     if paired:
         lines += ["## Best configurations (paired tests)", "",
-                  "Configurations ran on the same probes, so each is compared with the one of highest mean on "
-                  "the paired differences (same seed, scenario and probe; same expectation for the pass rate): a "
-                  f"sign-flip permutation test, a difference where p < {ALPHA}. Mean difference and p in brackets. "
-                  "A best is named only when every other configuration is lower by that test.", "", *paired, ""]
+                  "Configurations ran on the same probes, so each is compared with the one of highest mean (lowest, "
+                  "for a cost) on the paired differences (same seed, scenario and probe; same expectation for the "
+                  "pass rate; same seed and scenario for cost per turn and tokens): a sign-flip permutation test, a "
+                  f"difference where p < {ALPHA}. Mean difference and p in brackets. A best is named only when every "
+                  "other configuration is worse by that test.", "", *paired, ""]
+    lines += reference_lines(configs(jobs), compared(jobs)) if len(ok) > 1 else []
     if failed:
         lines += ["## Failed jobs", "", table(summary[summary["status"] != "ok"], ["job", "config", "error"]), ""]
     matrix = config_pass_matrix(jobs)
@@ -237,21 +243,30 @@ def _sweep_report(origin: str, out: Path, jobs: list[Job], summary: pd.DataFrame
 def separation_lines(summary: pd.DataFrame) -> list[str]:
     """A line saying recall does not separate the configurations when every finished one
     (two or more) has the same mean recall@k: the probes are too easy (or too hard) for
-    them, and recall says nothing about which is better; [] otherwise.
+    them, and recall says nothing about which is better; and, when every recall figure of
+    every configuration (at k, every depth and budget) is 1, that recall is saturated (also
+    for one configuration alone); [] otherwise.
 
-    >>> separation_lines(pd.DataFrame({"status": ["ok", "ok"], "recall": [1.0, 1.0]}))[0][:66]
-    '**recall does not separate these configurations: all score 1.000**'
+    >>> separation_lines(pd.DataFrame({"status": ["ok", "ok"], "recall": [0.5, 0.5]}))[0][:66]
+    '**recall does not separate these configurations: all score 0.500**'
+    >>> separation_lines(pd.DataFrame({"status": ["ok"], "recall": [1.0], "recall@5": [1.0]}))[0][:46]
+    '**Saturated: every recall is at its ceiling (1'
     >>> separation_lines(pd.DataFrame({"status": ["ok", "ok"], "recall": [1.0, 0.9]}))
     []
     """
     if "recall" not in summary:
         return []
-    recall = pd.to_numeric(summary.loc[summary["status"] == "ok", "recall"], errors="coerce").dropna()
+    done = summary[summary["status"] == "ok"]
+    recall = pd.to_numeric(done["recall"], errors="coerce").dropna()
+    cut = [c for c in done.columns if re.fullmatch(r"recall@\d+t?", c)]
+    ceiling = [f"**Saturated: {evidence.SATURATED}.**", ""] \
+        if len(recall) and evidence.saturated(pd.to_numeric(done[["recall", *cut]].stack(), errors="coerce")) else []
     if len(recall) < 2 or recall.round(4).nunique() != 1:
-        return []
-    return [f"**recall does not separate these configurations: all score {recall.iloc[0]:.3f}** (mean earned "
-            "recall@k over the same probes). The probes are too easy, or too hard, for these configurations to differ on "
-            "them: compare them on cost and on the expectations passed, or add probes that separate them.", ""]
+        return ceiling
+    return ceiling + [
+        f"**recall does not separate these configurations: all score {recall.iloc[0]:.3f}** (mean earned "
+        "recall@k over the same probes). The probes are too easy, or too hard, for these configurations to differ on "
+        "them: compare them on cost and on the expectations passed, or add probes that separate them.", ""]
 
 
 def _columns(summary: pd.DataFrame, seeded: bool) -> list[str]:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..evaluation import evidence
 from ..evaluation.evaluate import PROVENANCE
-from ..scenario.datasets import imported
+from ..scenario.datasets import scored_by_recall
 from .markdown import table
 
 DATASET, SCENARIO = "dataset", "scenario"
@@ -89,9 +89,9 @@ def lines(groups: dict[str, list[pd.DataFrame]], depths, budgets, per_scenario: 
         columns = (["config"] if any(groups) else []) + [by, "probes", "evidence", *measures(depths, budgets),
                                                          "passed"]
         title = "Per data set" if by == DATASET else "Per scenario"
-        names = sorted({r[DATASET] for r in rows if imported(r[DATASET])}) if by == DATASET else []
-        note = (f" Imported data ({', '.join(names)}): its probes are questions with evidence, scored by recall; it "
-                "has no expectations to pass." if names else "")
+        names = sorted({r[DATASET] for r in rows if scored_by_recall(r[DATASET])}) if by == DATASET else []
+        note = (f" Imported or generated data ({', '.join(names)}): its probes are questions with evidence, scored "
+                "by recall; it has no expectations to pass." if names else "")
         out += [f"## {title}", "",
                 f"Recall {'per data set' if by == DATASET else 'per scenario'}, never pooled alone: `recall` is "
                 "earned recall at each probe's own k, `recall@N` and `recall@Nt` earned recall at a depth or a "

@@ -6,8 +6,10 @@ for the pass rate). Its interval is a percentile bootstrap: each of ``RESAMPLES`
 resamples draws the seeds with replacement and, inside each drawn seed, its values
 (probes or expectations) with replacement, and takes the same mean of means; the 2.5th
 and 97.5th percentiles of those means are the interval. With one seed this is the plain
-bootstrap over probes; a per-run number (LLM tokens, cost per turn) has one value per seed,
-so its interval spans seeds only (and is a point with one seed). The resamples come from
+bootstrap over probes; a per-run number (LLM tokens and calls, cost per turn) is a total over
+the run's scenarios, so its resamples draw the seeds and, inside each, its scenarios
+(``bootstrap_totals``): the total of the drawn scenarios (over their turns for cost per turn),
+a mean over seeds. The resamples come from
 ``numpy.random.default_rng(SEED)``, made afresh for every interval: the same files give the
 same intervals, whatever the order of the jobs. Intervals describe one
 configuration; comparisons between configurations are paired tests (``paired``).
@@ -77,6 +79,41 @@ def bootstrap(groups, resamples: int = RESAMPLES, level: float = LEVEL, seed: in
         stats = inner[0]
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(stats, [tail, 100 - tail])
+    return mean, float(min(lo, mean)), float(max(hi, mean))
+
+
+def bootstrap_totals(groups, ratio: bool = False, resamples: int = RESAMPLES, level: float = LEVEL,
+                     seed: int = SEED) -> tuple[float, float, float]:
+    """(mean, lo, hi) of a per-run total over seeds: each group (a seed) holds one row per
+    scenario, (amount, turns); a seed's number is the sum of its amounts (over the sum of its
+    turns with ``ratio``: cost per turn); the mean is over seeds, and the seeded percentile
+    bootstrap resamples seeds and, inside each, scenarios. (nan, nan, nan) without rows.
+
+    >>> bootstrap_totals([[(10.0, 5), (30.0, 5)]], ratio=True)[0], bootstrap_totals([[(10.0, 1), (30.0, 1)]])[0]
+    (4.0, 40.0)
+    >>> m, lo, hi = bootstrap_totals([[(10.0, 5), (30.0, 5), (20.0, 5)]], ratio=True); lo < m < hi
+    True
+    """
+    arrays = [np.asarray(g, dtype=float).reshape(-1, 2) for g in groups]
+    arrays = [a[~np.isnan(a).any(axis=1)] for a in arrays]
+    arrays = [a for a in arrays if len(a)]
+    if not arrays:
+        return (float("nan"),) * 3
+
+    def stat(a: np.ndarray) -> np.ndarray:     # rows of (scenarios, 2) per resample -> its total
+        total = a[..., 0].sum(axis=-1)
+        if not ratio:
+            return total
+        turns = a[..., 1].sum(axis=-1)
+        return np.divide(total, turns, out=np.full_like(total, np.nan), where=turns > 0)
+
+    mean = float(np.nanmean([stat(a) for a in arrays]))
+    rng = np.random.default_rng(seed)
+    inner = np.stack([stat(a[rng.integers(0, len(a), (resamples, len(a)))]) for a in arrays])
+    picks = rng.integers(0, len(arrays), (resamples, len(arrays))) if len(arrays) > 1 else np.zeros((resamples, 1), int)
+    stats = inner[picks, np.arange(resamples)[:, None]].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.nanpercentile(stats, [tail, 100 - tail])
     return mean, float(min(lo, mean)), float(max(hi, mean))
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 from ..evaluation import attention_auc
 from ..evaluation import evidence
 from ..evaluation.evaluate import PROVENANCE
-from ..scenario.datasets import imported
+from ..scenario.datasets import imported, scored_by_recall
 from .intervals import bootstrap, fmt
 from .seeds import passed
 
@@ -70,8 +70,8 @@ def failures(frame: pd.DataFrame) -> pd.DataFrame:
 
 def passed_line(frame: pd.DataFrame) -> str:
     """'P of N expectations passed' (N: those the system could be judged on), how many it has no
-    state for, and the probes of imported benchmark data, which are scored by recall, never
-    counted as passed or failed checks (``mtsbench.scenario.datasets``).
+    state for, and the probes of imported benchmark data or generated dialogue, which are scored
+    by recall, never counted as passed or failed checks (``mtsbench.scenario.datasets``).
 
     >>> passed_line(pd.DataFrame({"check": ["probe", "belief", "recall", "tier"],
     ...                           "passed": [None, True, False, None]}))
@@ -84,8 +84,10 @@ def passed_line(frame: pd.DataFrame) -> str:
     unsupported = len(expectations) - len(judged)
     probes = frame[frame["check"] == "probe"]
     names = probes["dataset"].dropna().astype(str) if "dataset" in probes else pd.Series(dtype=str)
-    names = names[names.map(imported)]
-    benchmark = (f"{len(names)} probes of imported data ({', '.join(sorted(set(names)))}), scored by recall"
+    names = names[names.map(scored_by_recall)]
+    kinds = " or ".join(k for k, on in (("imported", names.map(imported).any()),
+                                         ("generated", (names == "generated").any())) if on)
+    benchmark = (f"{len(names)} probes of {kinds} data ({', '.join(sorted(set(names)))}), scored by recall"
                  if len(names) else "")
     if not len(judged) and benchmark:
         return f"no expectations to pass: {benchmark}"

@@ -15,6 +15,11 @@ With up to ``EXACT`` non-zero differences every assignment is enumerated; above 
 give the same p-values). A difference is reported where p < ``ALPHA``.
 
 A measure on which every configuration has the same value on every unit names no best.
+
+Cost is compared too, lower being better: memories scored per probe (units: probes, as
+recall) and, per scenario, the total cost per dialogue turn and the LLM tokens (units: (seed,
+scenario) pairs, read from each job's summary.json: ``SCENARIO_MEASURES``), so an ablation that
+changes only what a design spends shows in a test, not only in a table.
 """
 
 from __future__ import annotations
@@ -57,10 +62,30 @@ def sign_flip_p(differences, resamples: int = RESAMPLES, seed: int = SEED) -> fl
     return float((1 + np.sum(np.abs(signs @ d) >= observed)) / (1 + resamples))
 
 
+SCENARIO_MEASURES = {"cost_per_turn": lambda summary, sid: ((summary.get("cost") or {}).get("scenarios") or {})
+                     .get(sid, {}).get("per_turn"),
+                     "tokens": lambda summary, sid: (summary.get("scenarios") or {}).get(sid, {}).get("tokens")}
+
+
+def scenario_values(config: Config, column: str) -> pd.Series:
+    """``column`` (``SCENARIO_MEASURES``) per (seed, scenario) of ``config``, from its jobs'
+    summary.json, indexed as ``unit_values`` (step and check empty)."""
+    read = SCENARIO_MEASURES[column]
+    rows = [((seed_of(job.label) or "", sid, "", "", 0), read(job.summary, sid))
+            for job in config.jobs if job.summary for sid in job.summary.get("scenarios") or {}]
+    rows = [(key, float(v)) for key, v in rows if v is not None]
+    if not rows:
+        return pd.Series(dtype=float)
+    return pd.Series([v for _, v in rows], index=pd.MultiIndex.from_tuples([k for k, _ in rows], names=KEY))
+
+
 def unit_values(config: Config, column: str, units: dict | None = None) -> pd.Series:
     """``column``'s value per unit of ``config``: per probe (per judged expectation, 1/0, for
-    ``pass_rate``) of each of its seeds, indexed by (seed, scenario, step, check, n). ``units``:
-    a dict that keeps each job's index for the next measure on the same rows (``_units``)."""
+    ``pass_rate``; per scenario for ``SCENARIO_MEASURES``) of each of its seeds, indexed by
+    (seed, scenario, step, check, n). ``units``: a dict that keeps each job's index for the
+    next measure on the same rows (``_units``)."""
+    if column in SCENARIO_MEASURES:
+        return scenario_values(config, column)
     parts = []
     for job in config.jobs:
         frame = data.metrics(job)
@@ -93,10 +118,11 @@ def _units(job, expectations: bool, rows: pd.DataFrame, kept: dict) -> pd.MultiI
     return kept[key]
 
 
-def compare(values: dict[str, pd.Series]) -> dict:
+def compare(values: dict[str, pd.Series], lower: bool = False) -> dict:
     """Compare configurations (label -> value per unit) by paired tests against the one
-    with the highest mean: ``{"identical": value or None, "top": label, "mean": {label: mean},
-    "against": [(label, mean difference, p or None when no unit is shared)]}``."""
+    with the highest mean (the lowest with ``lower``: a cost): ``{"identical": value or None,
+    "top": label, "mean": {label: mean}, "against": [(label, mean difference, p or None when
+    no unit is shared)], "lower": lower}``."""
     values = {label: v for label, v in values.items() if len(v)}
     if not values:
         return {}
@@ -104,7 +130,7 @@ def compare(values: dict[str, pd.Series]) -> dict:
     same_units = len({tuple(sorted(v.index)) for v in values.values()}) == 1
     identical = float(pooled[0]) if same_units and np.all(pooled == pooled[0]) else None
     means = {label: float(v.mean()) for label, v in values.items()}
-    top = max(means, key=lambda label: means[label])    # the first of equals
+    top = (min if lower else max)(means, key=lambda label: means[label])    # the first of equals
     against = []
     for label, v in values.items():
         if label == top:
@@ -115,7 +141,7 @@ def compare(values: dict[str, pd.Series]) -> dict:
             continue
         d = v.loc[shared].to_numpy(dtype=float) - values[top].loc[shared].to_numpy(dtype=float)
         against.append((label, float(d.mean()), sign_flip_p(d)))
-    return {"identical": identical, "top": top, "mean": means, "against": against}
+    return {"identical": identical, "top": top, "mean": means, "against": against, "lower": lower}
 
 
 def line(name: str, result: dict, digits: int = 3) -> str | None:
@@ -125,7 +151,8 @@ def line(name: str, result: dict, digits: int = 3) -> str | None:
     if result["identical"] is not None:
         return (f"- **{name}**: every configuration has the same value, {result['identical']:.{digits}f}, on every "
                 f"probe: no best and no difference to test.")
-    top = result["top"]
+    top, worse = result["top"], "higher" if result.get("lower") else "lower"
+    extreme = "lowest" if result.get("lower") else "highest"
     lower = [(c, d, p) for c, d, p in result["against"] if p is not None and p < ALPHA]
     same = [(c, d, p) for c, d, p in result["against"] if p is not None and p >= ALPHA]
     unpaired = [c for c, _, p in result["against"] if p is None]
@@ -134,25 +161,65 @@ def line(name: str, result: dict, digits: int = 3) -> str | None:
         return ", ".join(f"`{c}` ({d:+.{digits}f}, p={p:.3g})" for c, d, p in rows)
 
     if not same and not unpaired:
-        text = (f"best `{top}` {fmt(result['mean'][top], digits=digits)}: every other configuration is lower "
+        text = (f"best `{top}` {fmt(result['mean'][top], digits=digits)}: every other configuration is {worse} "
                 f"by a paired test: {pairs(lower)}")
     else:
-        text = f"highest mean `{top}` {fmt(result['mean'][top], digits=digits)}, but no best"
+        text = f"{extreme} mean `{top}` {fmt(result['mean'][top], digits=digits)}, but no best"
         if same:
             text += f": no difference found from {pairs(same)}"
         if lower:
-            text += f"; lower by a paired test: {pairs(lower)}"
+            text += f"; {worse} by a paired test: {pairs(lower)}"
         if unpaired:
             text += f"; not compared (no probe in common): {', '.join(f'`{c}`' for c in unpaired)}"
     return f"- **{name}**: {text}."
 
 
-def comparison_lines(groups: list[Config], measures: list[tuple[str, str]]) -> list[str]:
-    """For each (column, name) of ``measures``: one bullet comparing the configurations by
-    paired tests (see the module's text)."""
+def comparison_lines(groups: list[Config], measures: list[tuple]) -> list[str]:
+    """For each (column, name[, lower]) of ``measures`` (``lower``: a cost, lower is better):
+    one bullet comparing the configurations by paired tests (see the module's text)."""
     lines, units = [], {}
-    for column, name in measures:
-        result = compare({c.label: unit_values(c, column, units) for c in groups})
-        if (text := line(name, result)) is not None:
+    for column, name, *rest in measures:
+        lower = bool(rest and rest[0])
+        result = compare({c.label: unit_values(c, column, units) for c in groups}, lower)
+        if (text := line(name, result, digits=3 if not lower else 1)) is not None:
             lines.append(text)
     return lines
+
+
+REFERENCE = "ablate=none"      # a sweep holding this configuration compares every other with it
+
+
+def reference_lines(groups: list[Config], measures: list[tuple]) -> list[str]:
+    """With a configuration labelled ``ablate=none`` among ``groups`` (the seed design of an
+    ablation sweep): one bullet per other configuration, its paired mean difference from it and
+    p on every measure (``(column, name[, lower])``), and a last line naming the configurations
+    that a paired test moved (p < ``ALPHA``) and on what; [] without one."""
+    ref = next((c for c in groups if REFERENCE in c.label.split()), None)
+    if ref is None or len(groups) < 2:
+        return []
+    base = {column: unit_values(ref, column) for column, *_ in measures}
+    lines, moved = [], []
+    for c in groups:
+        if c is ref:
+            continue
+        cells, hits = [], []
+        for column, name, *_ in measures:
+            v = unit_values(c, column)
+            shared = base[column].index.intersection(v.index)
+            if not len(shared):
+                continue
+            d = v.loc[shared].to_numpy(dtype=float) - base[column].loc[shared].to_numpy(dtype=float)
+            p = sign_flip_p(d)
+            digits = 3 if "recall" in column or column == "pass_rate" else 1
+            cells.append(f"{name} {d.mean():+.{digits}f} (p={p:.3g})")
+            if p < ALPHA:
+                hits.append(name)
+        lines.append(f"- `{c.label}`: " + "; ".join(cells) + ".")
+        if hits:
+            moved.append(f"`{c.label}` ({', '.join(hits)})")
+    verdict = (f"Moved by a paired test (p < {ALPHA}): {'; '.join(moved)}." if moved
+               else f"No configuration differs from `{ref.label}` by a paired test (p < {ALPHA}).")
+    return [f"## Against `{ref.label}`", "",
+            f"Each configuration against `{ref.label}` on the same units (probes; scenarios for cost per turn and "
+            "tokens): the mean paired difference (configuration minus it) and the sign-flip test's p.", "",
+            *lines, "", verdict, ""]

@@ -18,7 +18,7 @@ import pandas as pd
 from ..evaluation import evidence
 from ..evaluation.evaluate import PROVENANCE
 from . import data
-from .intervals import bootstrap, config_label
+from .intervals import bootstrap, bootstrap_totals, config_label
 from .jobs import Job, pass_matrix, summary_table
 
 RUN_METRICS = ["cost_per_turn", "tokens", "llm_calls"]
@@ -87,13 +87,38 @@ def intervals(config: Config, rows: pd.DataFrame) -> dict:
     for column in probe_metrics(*cuts(config.jobs)):
         groups[column] = [pd.to_numeric(p.get(column, pd.Series(dtype=float)), errors="coerce").to_numpy()
                           for p in probes]
-    for column in RUN_METRICS:
-        groups[column] = [[v] for v in pd.to_numeric(rows[column], errors="coerce")]
     for column, values in groups.items():
         mean, lo, hi = bootstrap(values)
         if not np.isnan(mean):
             out |= {column: round(mean, 4), f"{column}_lo": round(lo, 4), f"{column}_hi": round(hi, 4)}
+    for column in RUN_METRICS:
+        parts = [scenario_parts(j.summary, column) for j in config.jobs]
+        if all(parts):            # seeds and scenarios resampled (intervals.bootstrap_totals)
+            mean, lo, hi = bootstrap_totals(parts, ratio=column == "cost_per_turn")
+        else:                     # a summary.json without per-scenario figures: seeds only
+            mean, lo, hi = bootstrap([[v] for v in pd.to_numeric(rows[column], errors="coerce")])
+        if not np.isnan(mean):
+            out |= {column: round(mean, 4), f"{column}_lo": round(lo, 4), f"{column}_hi": round(hi, 4)}
     return out
+
+
+def scenario_parts(summary: dict | None, column: str) -> list[tuple[float, float]]:
+    """Per scenario of a job's summary.json, (amount, turns) of a per-run number: cost per
+    turn's (total memories scored, dialogue turns), or (tokens, 1), (llm_calls, 1); [] when
+    the summary has no per-scenario figures.
+
+    >>> scenario_parts({"cost": {"scenarios": {"a": {"total": 40, "turns": 8}}}}, "cost_per_turn")
+    [(40.0, 8.0)]
+    >>> scenario_parts({"scenarios": {"a": {"tokens": 9}, "b": {"tokens": 3}}}, "tokens")
+    [(9.0, 1.0), (3.0, 1.0)]
+    """
+    summary = summary or {}
+    if column == "cost_per_turn":
+        per = ((summary.get("cost") or {}).get("scenarios") or {}).values()
+        rows = [(c.get("total"), c.get("turns")) for c in per]
+    else:
+        rows = [(s.get(column), 1) for s in (summary.get("scenarios") or {}).values()]
+    return [(float(a), float(t)) for a, t in rows if a is not None and t is not None]
 
 
 def config_table(jobs: list[Job]) -> pd.DataFrame:

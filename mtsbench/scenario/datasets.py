@@ -4,7 +4,9 @@
   writes as the scenario's first tag (``locomo``, ``beam``, ``longmemeval``). Its probes are
   questions with evidence, scored by recall; its ``expect.recall`` lists that evidence, not
   an assertion, so reports count them as probes, never as failed checks (``imported``);
-- ``generated``: written by ``mtsbench generate`` (first tag ``generated``);
+- ``generated``: written by ``mtsbench generate`` (first tag ``generated``); its probes ask for
+  the needles it planted, evidence by construction, so they too are scored by recall only
+  (``scored_by_recall``);
 - ``bundled``: a scenario of the package's own ``scenarios/`` folder (the behaviour suite too);
 - ``own``: any other hand-written scenario.
 """
@@ -52,6 +54,16 @@ def imported(name: str) -> bool:
     (True, False)
     """
     return name in importer_names()
+
+
+def scored_by_recall(name: str) -> bool:
+    """Whether the probes of data set ``name`` are measurements, scored by recall, not
+    expectations to pass: imported benchmarks and generated dialogue.
+
+    >>> scored_by_recall("beam"), scored_by_recall("generated"), scored_by_recall("own")
+    (True, True, False)
+    """
+    return imported(name) or name == GENERATED
 
 
 def _inside_bundled(path: Path) -> bool:
