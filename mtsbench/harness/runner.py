@@ -50,7 +50,7 @@ from ..scenario.model import OBSERVED_KINDS, RUNNING, ArousalCheck, EventCountCh
 from .progress import StepLog, step_bar
 from ..outputs.atomic import write_atomic
 from ..outputs.stream import TIMELINES, TRACE, RunWriter
-from ..systems.base import UNSUPPORTED, Context, EventOf, Idle, MemorySystem, Observation, Query, Tick, Totals
+from ..systems.base import UNSUPPORTED, Context, EventOf, Idle, MemorySystem, Observation, Query, Ranking, Tick, Totals
 from ..outputs.timelines import Timeline
 from .workload import Probes
 
@@ -224,10 +224,7 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
             before[(step.id, s)] = system.read(ArousalCheck(s))
         outcome = drive(system, step, depth)
         if step.kind == "probe":
-            if texts_of is not None and outcome.ranking is not None:
-                texts = texts_of(outcome.ranking.ids)
-                outcome.ranking.earned = credit.ranking(texts, outcome.ranking.provenance)
-                outcome.ranking.texts = texts
+            read_texts(outcome.ranking, texts_of, credit)
             answer_step(system, step, outcome, answering, scenario.language)
         rec.step(step, outcome, labels=getattr(system, "labels", True))
         query = workload.reply(step, outcome)
@@ -262,6 +259,14 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
         totals = replace(totals, llm=since(totals.llm, baseline.llm), processes=since(totals.processes, baseline.processes))
     return ScenarioRun(scenario, rec.rows, totals, totals.trace, timeline.rows,
                        evaluation.depths, evaluation.budgets)
+
+
+def read_texts(ranking: Ranking | None, texts_of, credit: EvidenceCredit) -> None:
+    """A probe's ranking gets its memories' texts (``texts_of``: the system's ``context_texts``;
+    None when it has none) and the evidence each earns (``credit``)."""
+    if texts_of is not None and ranking is not None:
+        ranking.texts = texts_of(ranking.ids)
+        ranking.earned = credit.ranking(ranking.texts, ranking.provenance)
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
