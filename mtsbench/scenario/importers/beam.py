@@ -29,20 +29,48 @@ chat's). The scenario id is ``beam_<scale>_<chat>`` (``beam_100k_10``).
   line naming it and what was wrong; an evidence id that does not parse or names no
   message of the chat is dropped (counted), and a question left without evidence stays a
   probe without recall (counted).
+
+With ``hints="silver"`` (``--hints silver``; off by default, and without it the output is
+byte for byte what it was) the data set's own question annotations become the hints a
+perfect extractor would give, so that the design's facts, consolidation and belief rules
+run on BEAM (the mock reads hints; a flat system never does):
+
+- Facts: for each ``knowledge_update`` and ``contradiction_resolution`` question (``SILVER``),
+  every message its roles name (``original_info`` / ``updated_info``, ``first_statement`` /
+  ``second_statement``) gets one fact hint: key ``silver.<scenario id>.<probe id>`` (one key
+  per question, so the two statements are one subject), value ``statement <n>`` (n: the
+  role's place in the question's roles, so the two statements contradict and the messages
+  of one role restate each other), text the message's own words (marker stripped), and the
+  hint's default belief: nothing else -- no salience, no attention, no event, and never the
+  question or its answer. A message named twice by one question keeps its first statement
+  (counted); a question left with one statement (the other's evidence dropped, or the same
+  messages in both roles) gets none (counted).
+- Nights: after each batch, when the next step (the next batch's first message, or the
+  first question) comes at least 9 hours after its last message, an ``idle: 8h`` step
+  ``night_<batch number>`` one hour after that last message (``common.night``), so that
+  consolidation runs between sessions (LoCoMo's ``--annotations`` does the same).
+
+An upper bound, not a headline: only the evidence messages carry facts, so a comparison
+that matters pairs configurations of the design on the same silver hints (consolidation on
+against off, one belief rule against another). The command prints the numbers of fact
+hints, hinted messages, questions and nights written.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .common import DataError, Tally, brief, fresh_id, iso, read_json, spaced
+from .common import DataError, Tally, brief, fresh_id, iso, night, read_json, spaced
 from .registry import Importer, register
 from .writer import Draft
 
 TURNS = ("all", "user")
+HINTS = ("none", "silver")
+SILVER = ("knowledge_update", "contradiction_resolution")    # categories whose roles name the statements
 ANSWER_FIELDS = ("answer", "ideal_answer", "ideal_response", "ideal_summary", "expected_compliance")
 MARKER = re.compile(r"\s*->->\s*\d+\s*,\s*(?:\d+|N/A)?\s*\)?\s*$")
 DAY_START, DAY_HOURS = 8, 14.0           # a batch's exchanges from 08:00 to 22:00
@@ -81,18 +109,22 @@ def chats(root: Path) -> list[tuple[str, Path]]:
 
 
 def convert(path: Path, turns: str = "all", turn_gap: float = 60.0, k: int | None = None,
-            motivation: float | None = None, limit: int | None = None) -> tuple[list[Draft], Tally]:
+            motivation: float | None = None, limit: int | None = None,
+            hints: str = "none") -> tuple[list[Draft], Tally]:
     """Drafts of every chat under ``path`` (the first ``limit``), and the tally of what was
-    repaired; a chat that cannot be imported is skipped with a note."""
+    repaired; a chat that cannot be imported is skipped with a note. ``hints``: none, or
+    silver (the module docstring)."""
     if turns not in TURNS:
         raise DataError(f"--turns: expected one of {', '.join(TURNS)}, got {brief(turns)}")
+    if hints not in HINTS:
+        raise DataError(f"--hints: expected one of {', '.join(HINTS)}, got {brief(hints)}")
     tally = Tally()
     drafts = []
     for scale, folder in chats(path)[:limit]:
         sid = "beam_" + re.sub(r"[^a-z0-9]+", "_", f"{scale}_{folder.name}".lower()).strip("_")
         own = Tally()
         try:
-            drafts.append(_chat(sid, scale, folder, own, turns, turn_gap, k, motivation))
+            drafts.append(_chat(sid, scale, folder, own, turns, turn_gap, k, motivation, hints))
         except ChatError as e:
             tally.repair("chats skipped", 1, sid)
             tally.note(f"skipped {sid}: {e}")
@@ -108,9 +140,14 @@ def _arguments(parser) -> None:
     parser.add_argument("--turns", choices=TURNS, default="all",
                         help="all: user messages as say and assistant messages as reply steps (default); user: user "
                              "messages only")
+    parser.add_argument("--hints", choices=HINTS, default="none",
+                        help="silver: fact hints on the statements that knowledge-update and contradiction questions "
+                             "name (one key per question) and an 8h idle night after each batch, for the mock LLM: "
+                             "an upper bound (docs/datasets.md); default none")
 
 
-register(Importer("beam", "BEAM chats (a folder in the authors' layout)", "chat", convert, _arguments, ("turns",)))
+register(Importer("beam", "BEAM chats (a folder in the authors' layout)", "chat", convert, _arguments,
+                  ("turns", "hints")))
 
 
 def _fail(where: Path, what: str) -> ChatError:
@@ -154,10 +191,53 @@ def _date(batch: dict, where: str) -> datetime | None:
     return None
 
 
+@dataclass
+class _Layout:
+    """A chat's messages as steps: the steps in order, each message id's step, each step's
+    session (batch) and each session's steps, and when the first message came."""
+
+    steps: list[dict] = field(default_factory=list)
+    step_of: dict[int, str] = field(default_factory=dict)        # message id -> step id
+    batch_of: dict[str, str] = field(default_factory=dict)       # step id -> session
+    sessions: dict[str, list[str]] = field(default_factory=dict)
+    start: datetime | None = None
+
+
 def _chat(sid: str, scale: str, folder: Path, tally: Tally, turns: str, turn_gap: float, k: int | None,
-          motivation: float | None) -> Draft:
+          motivation: float | None, hints: str = "none") -> Draft:
     batches = _batches(folder)
-    qfile = folder / "probing_questions" / "probing_questions.json"
+    questions = _questions(folder / "probing_questions" / "probing_questions.json")
+    layout = _messages(sid, folder, batches, tally, turns, turn_gap)
+    header = (f"BEAM chat {scale}/{folder.name}, imported by `mtsbench import beam` (turns: {turns}).\n"
+              "Step ids are m<message id>; a batch is a session; the questions are the last steps.")
+    if hints == "silver":
+        header += ("\nWith --hints silver: fact hints (key silver.<chat>.<question>, value statement <n>, the "
+                   "message's own words) on the statements that knowledge-update and contradiction questions name, "
+                   "night_N steps idle 8h after a batch: an upper bound, for the mock LLM.")
+    draft = Draft(sid, f"BEAM {scale} chat {folder.name}", iso(layout.start), ["beam", scale.lower()], header)
+    asked = datetime.fromisoformat(layout.steps[-1]["at"]) + timedelta(days=1)
+    draft.steps = _with_nights(layout, asked, tally, sid) if hints == "silver" else layout.steps
+    statements: list[tuple[str, str, dict]] = []        # (probe id, category, its evidence by role)
+    n = 0
+    for category, items in questions.items():
+        if not isinstance(items, list):
+            raise _fail(folder / "probing_questions" / "probing_questions.json",
+                        f"{category}: expected a list of questions, got {brief(items)}")
+        for j, q in enumerate(items):
+            if not isinstance(q, dict) or not isinstance(q.get("question"), str):
+                raise _fail(folder / "probing_questions" / "probing_questions.json",
+                            f"{category}[{j}]: expected a question with a text 'question', got {brief(q)}")
+            step_id = f"q_{re.sub(r'[^a-z0-9]+', '_', str(category).lower())}_{j + 1}"
+            found = _question(draft, q, str(category), step_id, asked + timedelta(minutes=n), layout, tally, k,
+                              motivation, sid)
+            statements.append((step_id, str(category), found))
+            n += 1
+    if hints == "silver":
+        _silver_facts(draft, statements, tally)
+    return draft
+
+
+def _questions(qfile: Path) -> dict:
     if not qfile.is_file():
         raise _fail(qfile, "no such file (the chat's questions)")
     try:
@@ -166,13 +246,14 @@ def _chat(sid: str, scale: str, folder: Path, tally: Tally, turns: str, turn_gap
         raise ChatError(str(e)) from None
     if not isinstance(questions, dict):
         raise _fail(qfile, f"expected a mapping of category -> list of questions, got {brief(questions)}")
-    steps: list[dict] = []
-    step_of: dict[int, str] = {}           # message id -> step id
-    batch_of: dict[str, str] = {}          # step id -> session
-    sessions: dict[str, list[str]] = {}
+    return questions
+
+
+def _messages(sid: str, folder: Path, batches: list, tally: Tally, turns: str, turn_gap: float) -> _Layout:
+    """Every kept message as a step on its batch's day (module docstring: clock)."""
+    out = _Layout()
     used: set[str] = set()
     day: datetime | None = None
-    start: datetime | None = None
     for b, batch in enumerate(batches):
         found = _date(batch, f"{folder / 'chat.json'}: batch {b}")
         if found is None or (day is not None and found <= day):
@@ -193,30 +274,62 @@ def _chat(sid: str, scale: str, folder: Path, tally: Tally, turns: str, turn_gap
                 text, n = strip_marker(msg["content"])
                 if n:
                     tally.add("position markers stripped", 1)
-                steps.append({"id": step_id, "at": iso(at), "say" if msg["role"] == "user" else "reply": text})
-                step_of.setdefault(mid, step_id)
-                batch_of[step_id] = session
-                sessions.setdefault(session, []).append(step_id)
-                start = start or at
+                out.steps.append({"id": step_id, "at": iso(at), "say" if msg["role"] == "user" else "reply": text})
+                out.step_of.setdefault(mid, step_id)
+                out.batch_of[step_id] = session
+                out.sessions.setdefault(session, []).append(step_id)
+                out.start = out.start or at
                 tally.add("messages")
-    if not steps:
+    if not out.steps:
         raise _fail(folder / "chat.json", "no message to import")
-    draft = Draft(sid, f"BEAM {scale} chat {folder.name}", iso(start), ["beam", scale.lower()],
-                  f"BEAM chat {scale}/{folder.name}, imported by `mtsbench import beam` (turns: {turns}).\n"
-                  "Step ids are m<message id>; a batch is a session; the questions are the last steps.")
-    draft.steps = steps
-    asked = datetime.fromisoformat(steps[-1]["at"]) + timedelta(days=1)
-    n = 0
-    for category, items in questions.items():
-        if not isinstance(items, list):
-            raise _fail(qfile, f"{category}: expected a list of questions, got {brief(items)}")
-        for j, q in enumerate(items):
-            if not isinstance(q, dict) or not isinstance(q.get("question"), str):
-                raise _fail(qfile, f"{category}[{j}]: expected a question with a text 'question', got {brief(q)}")
-            _question(draft, q, str(category), f"q_{re.sub(r'[^a-z0-9]+', '_', str(category).lower())}_{j + 1}",
-                      asked + timedelta(minutes=n), step_of, batch_of, sessions, tally, k, motivation, sid)
-            n += 1
-    return draft
+    return out
+
+
+def _with_nights(layout: _Layout, asked: datetime, tally: Tally, sid: str) -> list[dict]:
+    """The steps with an 8h idle night after each batch that the next step leaves room for
+    (``common.night``); the last batch's next step is the first question, at ``asked``."""
+    steps = layout.steps
+    out: list[dict] = []
+    used = {s["id"] for s in steps}
+    for i, step in enumerate(steps):
+        out.append(step)
+        session = layout.batch_of[step["id"]]
+        if i + 1 < len(steps) and layout.batch_of[steps[i + 1]["id"]] == session:
+            continue
+        nxt = datetime.fromisoformat(steps[i + 1]["at"]) if i + 1 < len(steps) else asked
+        name = fresh_id("night_" + session.removeprefix("batch_"), used, tally, "night")
+        if night(out, name, datetime.fromisoformat(step["at"]), nxt):
+            tally.add("silver: idle nights")
+        else:
+            tally.repair("batch gaps under 9h (no idle night)", 1, f"{sid} after {session}")
+    return out
+
+
+def _silver_facts(draft: Draft, statements: list[tuple[str, str, dict]], tally: Tally) -> None:
+    """A fact hint on every message a knowledge-update or contradiction question's roles name
+    (module docstring): key per question, value per role, the message's own words."""
+    by_id = {step["id"]: step for step in draft.steps}
+    for probe, category, found in statements:
+        roles = [(role, ids) for role, ids in found.items() if role]
+        if category not in SILVER or not roles:
+            continue
+        if len(roles) < 2:
+            tally.repair("silver questions with one statement left (no hints: no rival to contradict)", 1,
+                         f"{draft.id} {probe}")
+            continue
+        key = f"silver.{draft.id}.{probe}"
+        tally.add("silver: questions")
+        for n, (_, ids) in enumerate(roles, 1):
+            for step_id in ids:
+                step = by_id[step_id]
+                facts = step.setdefault("hints", {}).setdefault("facts", [])
+                if any(f["key"] == key for f in facts):
+                    tally.repair("messages named twice by one question (first statement kept)", 1,
+                                 f"{draft.id} {probe} {step_id}")
+                    continue
+                tally.add("silver: messages hinted", int(not facts))
+                facts.append({"key": key, "text": step.get("say", step.get("reply")), "value": f"statement {n}"})
+                tally.add("silver: fact hints")
 
 
 def _keep(msg: dict, turns: str, tally: Tally, sid: str) -> bool:
@@ -264,11 +377,14 @@ def _answer(q: dict) -> str | None:
     return None
 
 
-def _question(draft: Draft, q: dict, category: str, step_id: str, at: datetime, step_of: dict, batch_of: dict,
-              sessions: dict, tally: Tally, k: int | None, motivation: float | None, sid: str) -> None:
+def _question(draft: Draft, q: dict, category: str, step_id: str, at: datetime, layout: _Layout, tally: Tally,
+              k: int | None, motivation: float | None, sid: str) -> dict[str, list[str]]:
+    """Append the question's probe; returns its evidence steps by role (role "" for a list)."""
+    step_of, batch_of, sessions = layout.step_of, layout.batch_of, layout.sessions
     step: dict = {"id": step_id, "at": iso(at), "probe": q["question"].strip() or "(empty question)",
                   "category": category}
     expect: dict = {}
+    found: dict[str, list[str]] = {}
     tally.add(f"questions: {category}")
     answer = _answer(q)
     if category == "abstention":
@@ -279,7 +395,6 @@ def _question(draft: Draft, q: dict, category: str, step_id: str, at: datetime, 
         roles, ok = evidence_of(q.get("source_chat_ids"), step_id) if "source_chat_ids" in q else ([], True)
         if not ok:
             tally.repair("evidence that does not parse dropped", 1, f"{sid} {step_id}")
-        found: dict[str, list[str]] = {}
         for role, ids in roles:
             for raw in ids:
                 try:
@@ -305,3 +420,4 @@ def _question(draft: Draft, q: dict, category: str, step_id: str, at: datetime, 
         step["answer"] = answer
     draft.add_probe(step, expect, k, motivation, f"{category}{' (abstention)' if category == 'abstention' else ''} "
                                                  f"answer: {answer if answer is not None else '-'}")
+    return found

@@ -163,6 +163,27 @@ def iso(moment: datetime) -> str:
     return moment.replace(microsecond=0).isoformat()
 
 
+NIGHT = 8 * 3600.0                # an idle night lasts 8 hours ...
+NIGHT_AFTER = 3600.0              # ... and starts one hour after a session's last step
+
+
+def night(steps: list[dict], step_id: str, last: datetime, nxt: datetime) -> bool:
+    """Append an ``idle: 8h`` step ``step_id`` one hour after ``last`` (a session's last step)
+    when it ends by ``nxt`` (the next step); True when it was added (consolidation then runs
+    between the sessions: LoCoMo's ``--annotations``, BEAM's ``--hints silver``).
+
+    >>> steps = []; night(steps, "night_1", datetime(2024, 3, 4, 21, 0), datetime(2024, 3, 5, 8, 0)), steps
+    (True, [{'id': 'night_1', 'at': '2024-03-04T22:00:00', 'idle': '8h'}])
+    >>> night(steps, "night_2", datetime(2024, 3, 4, 21, 0), datetime(2024, 3, 5, 5, 0))     # under 9 h: no night
+    False
+    """
+    at = last + timedelta(seconds=NIGHT_AFTER)
+    if at + timedelta(seconds=NIGHT) > nxt:
+        return False
+    steps.append({"id": step_id, "at": iso(at), "idle": "8h"})
+    return True
+
+
 def spaced(start: datetime, n: int, gap: float, until: datetime | None) -> list[datetime]:
     """n moments from ``start``, ``gap`` seconds apart, squeezed to end before ``until``
     (the next session's start) when they would run past it; whole seconds.

@@ -88,7 +88,8 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, TypeAdapter
 
 from ...core.units import DAY
-from .common import DataError, Tally, brief, each_item, fresh_id, iso, parse, read_json, scenario_id, spaced, step_id_ok
+from .common import (DataError, Tally, brief, each_item, fresh_id, iso, night, parse, read_json, scenario_id, spaced,
+                     step_id_ok)
 from .registry import Importer, duration, register
 from .writer import Draft
 
@@ -101,8 +102,6 @@ OBSERVATION = re.compile(r"session_(\d+)_observation")
 EVENTS = re.compile(r"events_session_(\d+)")
 SUMMARY = re.compile(r"session_(\d+)_summary")
 OBSERVATION_BELIEF = 0.9          # human-checked annotations: above a scenario fact's default 0.7, short of 1
-NIGHT = 8 * 3600.0                # an idle night lasts 8 hours ...
-NIGHT_AFTER = 3600.0              # ... and starts one hour after the session's last turn
 WORD = re.compile(r"[^\W\d_]+")
 STOP_WORDS = frozenset(
     "a an the this that these those some any another other each every all both no not "
@@ -456,12 +455,10 @@ def _conversation(c: Conversation, where: str, path: Path, tally: Tally, turn_ga
 
 def _night(draft: Draft, n: int, last: datetime, nxt: datetime, tally: Tally, written: _Written, sample: str) -> None:
     """An 8h idle step one hour after session n's last turn, if it ends by ``nxt`` (the next step)."""
-    at = last + timedelta(seconds=NIGHT_AFTER)
-    if at + timedelta(seconds=NIGHT) > nxt:
+    if night(draft.steps, f"night_{n}", last, nxt):
+        written.nights += 1
+    else:
         tally.repair("session gaps under 9h (no idle night)", 1, f"{sample} after session_{n}")
-        return
-    draft.steps.append({"id": f"night_{n}", "at": iso(at), "idle": "8h"})
-    written.nights += 1
 
 
 def _annotation(value, where: str, field: str, pattern: re.Pattern, what: str, tally: Tally) -> dict[int, object]:
