@@ -201,8 +201,9 @@ def test_every_numeric_leaf_of_every_option_is_a_declared_parameter(composed):
     assert not missing, f"declare a type (mtsbench.core.params) in the constructor for: {', '.join(missing)}"
     numbers = {leaf: _declaration(cfg, leaf) for cfg in composed.values() for leaf in _numeric_leaves(cfg)}
     unbounded = sorted(leaf for leaf, tp in numbers.items() if not re.search(r">|<|from|one of", params.expected(tp)))
-    assert unbounded == ["attention.min_relevance", "evaluation.abstain_threshold", "llm.relevance_floor",
-                         "llm.relevance_full", "llm.restate_from", "llm.restate_full"]   # on a scale of their own: any number
+    mock = ["relevance_floor", "relevance_full", "restate_from", "restate_full"]   # on a scale of their own: any number
+    assert unbounded == ["attention.min_relevance", "evaluation.abstain_threshold",
+                         *(f"llm.base.{k}" for k in mock), *(f"llm.{k}" for k in mock)]   # llm=routed's base: the mock
 
 
 def test_the_leaf_walk_sees_new_fields():

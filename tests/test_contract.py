@@ -65,6 +65,9 @@ def backend_overrides(group, option, tmp_path, stack) -> list[str]:
         return live
     if option == "local":                  # attach to the fake server: no runtime, nothing started
         return [f"llm.server_url={server.url}"]
+    if option == "routed":                 # the mock's answers, but for the tasks routed to the server
+        return ["llm@llm.real=openai", f"llm.real.base_url={server.url}", "llm.real.model=any",
+                "llm.tasks=[rate_attention,judge_relation,answer]"]
     cassette = tmp_path / "cassette.jsonl"
     cfg, choices = compose(["llm=openai", *live, f"llm.record={cassette}", SCENARIO])
     check_component("llm", instantiate(cfg.llm))

@@ -12,7 +12,7 @@ from mtsbench.llm.testing import FakeOpenAI
 
 
 def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
-    assert groups()["llm"] == ["local", "mock", "openai", "profiled", "recorded", "replay"]
+    assert groups()["llm"] == ["local", "mock", "openai", "profiled", "recorded", "replay", "routed"]
     cassette = tmp_path / "c.jsonl"
     with FakeOpenAI() as server:
         cfg, _ = compose(["llm=openai", f"llm.base_url={server.url}", "llm.model=fake", f"llm.record={cassette}",
@@ -24,6 +24,11 @@ def test_every_llm_option_instantiates_and_honours_the_contract(tmp_path):
         check_component("llm", live, generic=False)   # the contract alone: the count below is one run's
         assert live.params_ == {"temperature": 0.0, "seed": 5}   # derived at the first call
         assert len(server.requests) == 6   # one request per task: check_llm asks all six
+        cfg, _ = compose(["llm=routed", "llm@llm.real=openai", f"llm.real.base_url={server.url}",
+                          "llm.real.model=fake", "llm.tasks=[rate_attention,judge_relation]"])
+        routed = instantiate(cfg.llm)
+        check_component("llm", routed)          # the mock's answers but two, which the server gives
+        assert routed.real.meter.calls == 2 and routed.meter.calls == 6
     cfg, _ = compose(["llm=replay", f"llm.cassette={cassette}"])
     replay = instantiate(cfg.llm)
     assert isinstance(replay, ReplayLLM) and replay.model is None and replay.cassette == str(cassette)

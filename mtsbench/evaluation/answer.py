@@ -30,6 +30,14 @@ of the ranking within the used memories' token budget):
 The answer and judge calls are metered like every task (``by_task.answer``,
 ``by_task.judge_answer``) and count in the probe step's own LLM cost. Off by default: the
 bundled runs and their cost do not change.
+
+``budget`` (tokens; null: the k memories the probe used) makes the context the ranking's
+memories best first while their tokens fit in it, each text once, the first that would
+overflow ending the walk -- the context ``recall@Bt`` scores, so that systems whose memories
+differ in length answer from the same amount of text. ``categories`` (empty: all) answers
+only the probes of those categories (a real model's answers cost seconds each). The
+answerer is the system's LLM; ``llm=routed`` sends only the answer and judge calls to a
+model (``mtsbench.llm.routed``).
 """
 
 from __future__ import annotations
@@ -38,12 +46,12 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..core.costs import scope
 from ..llm.heuristics import FUNCTION_WORDS
-from ..core.params import declared
+from ..core.params import Count, Text, declared
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -122,11 +130,20 @@ class Answering:
 
     enabled: bool = False
     judge: bool = False
+    budget: Count | None = None            # tokens of context (null: the k memories the probe used)
+    categories: list[Text] = field(default_factory=list)     # answer only these categories' probes (empty: all)
 
     @classmethod
     def from_config(cls, node) -> "Answering":
-        """The node's settings (all off when it is missing); ConfigError on a non-boolean."""
-        return cls(**({} if node is None else dict(node)))
+        """The node's settings (all off when it is missing); a one-line ConfigError on a bad value."""
+        from omegaconf import OmegaConf
+
+        return cls(**({} if node is None else OmegaConf.to_container(node) if OmegaConf.is_config(node)
+                      else dict(node)))
+
+    def wants(self, step) -> bool:
+        """Is ``step`` (a probe) one to answer: enabled, and of a listed category when any is listed?"""
+        return self.enabled and (not self.categories or getattr(step, "category", None) in self.categories)
 
 
 def score_probe(llm, question: str, gold: str | None, context: Sequence[str], language: str = "en",
@@ -151,17 +168,22 @@ def score_probe(llm, question: str, gold: str | None, context: Sequence[str], la
     return out
 
 
-def distinct_context(texts: Sequence[str], used: int, tokens: Sequence[int] = ()) -> list[str]:
+def distinct_context(texts: Sequence[str], used: int, tokens: Sequence[int] = (),
+                     budget: int | None = None) -> list[str]:
     """A probe's context from its ranking's ``texts`` (best first): each text once (whitespace
     collapsed to compare), at most ``used`` of them, and no more tokens than the first ``used``
-    memories had (``tokens``, per ranked memory; none given: no budget).
+    memories had (``tokens``, per ranked memory; none given: no budget) -- or, given a
+    ``budget``, no more tokens than it.
 
     >>> distinct_context(["A summary.", "A  summary.", "Kim lives in Oslo.", "A summary.", "Kim has a cat."], 4)
     ['A summary.', 'Kim lives in Oslo.', 'Kim has a cat.']
     >>> distinct_context(["a", "a", "b", "c c c c"], 2, [1, 1, 1, 4])
     ['a', 'b']
+    >>> distinct_context(["a", "a", "b", "c c c c", "d"], 5, [1, 1, 1, 4, 1], budget=5)   # c would overflow: the walk ends
+    ['a', 'b']
     """
-    budget = sum(tokens[:used]) if len(tokens) >= used else None
+    if budget is None:
+        budget = sum(tokens[:used]) if len(tokens) >= used else None
     out: list[str] = []
     seen: set[str] = set()
     spent = 0
@@ -192,11 +214,14 @@ def answer_step(system, step, outcome, answering: Answering, language: str = "en
     gold = getattr(step, "answer", None)
     r = outcome.ranking
     texts_of = getattr(system, "context_texts", None)
-    if not answering.enabled or gold is None or r is None or texts_of is None:
+    if not answering.wants(step) or gold is None or r is None or texts_of is None:
         return
     used = min(step.expect.k, len(r.ids)) if r.used is None else r.used
     llm = getattr(system, "answer_llm", None)
-    context = distinct_context(texts_of(r.ids), used, r.tokens)
+    if answering.budget is not None:
+        context = distinct_context(texts_of(r.ids), len(r.ids), r.tokens, answering.budget)
+    else:
+        context = distinct_context(texts_of(r.ids), used, r.tokens)
     with scope() as spent:        # the answer and judge calls, charged to the probe
         outcome.answer = score_probe(llm, step.text, gold, context, language, answering.judge)
     c = outcome.cost
