@@ -408,7 +408,7 @@ def report_main(argv: list[str]) -> int:
             labels = parse_labels(ns.label, ns.dirs)
             path = write_many([Path(d) for d in ns.dirs], Path(ns.out), ns.per_scenario, labels)
         else:
-            path = write(Path(ns.dirs[0]), Path(ns.out) if ns.out else None, ns.per_scenario)
+            path = write(Path(ns.dirs[0]), Path(ns.out) if ns.out else None, per_scenario=ns.per_scenario)
     except ReportError as e:
         return _fail(str(e))
     except OSError as e:       # an unwritable --out, a full disk
