@@ -65,7 +65,8 @@ def runs(tmp_path_factory):
 def earned_at_own_k(run: Path) -> dict[str, float]:
     """Mean over probes with evidence of the share of their evidence steps that a memory among
     the first k used carries (``ranked_earned``), from the saved results and scenarios only:
-    over all probes (``all``) and per data set (the scenario's first tag for imported data)."""
+    over all probes (``all``) and per data set (the scenario's first tag for imported and
+    generated data, ``bundled`` otherwise)."""
     records, meta = load(run / "results.parquet")
     scenarios = {sid: load_scenario(info["path"]) for sid, info in meta["scenarios"].items()}
     shares: dict[str, list[float]] = {}
@@ -76,7 +77,7 @@ def earned_at_own_k(run: Path) -> dict[str, float]:
             continue
         top = [set(p) for p in rec.ranked_earned[: min(step.expect.k, int(rec.used))]]
         share = np.mean([any(s in p for p in top) for s in step.expect.recall])
-        name = scenario.tags[0] if scenario.tags[0] in ("locomo", "beam") else "bundled"
+        name = scenario.tags[0] if scenario.tags[0] in ("locomo", "beam", "generated") else "bundled"
         for key in ("all", name):
             shares.setdefault(key, []).append(share)
     return {key: float(np.mean(v)) for key, v in shares.items()}
@@ -106,7 +107,7 @@ def test_every_headline_takes_the_side_of_earned_credit(runs):
     assert f"`source={winner}" in paired.split(":")[1] or f"highest mean `source={winner}" in paired, paired
     table = text.split("## Per data set")[1].split("\n## ")[0]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines() if line.startswith("| source=")]
-    for data_set in ("bundled", "locomo", "beam"):      # never pooled alone; each data set's sign is its own
+    for data_set in ("bundled", "generated", "locomo", "beam"):    # never pooled alone; each its own sign
         got = {r[0].split()[0].removeprefix("source="): float(r[4]) for r in rows if r[1] == data_set}
         assert got.keys() == folders.keys(), table
         for name in folders:
@@ -118,7 +119,7 @@ def test_every_headline_takes_the_side_of_earned_credit(runs):
         assert overall["recall"] == pytest.approx(earned[name], abs=1e-3)
         own = (folders[name] / "report.md").read_text(encoding="utf-8")
         assert f"mean earned recall@k {overall['recall']}" in own
-        assert "probes of imported data (beam, locomo), scored by recall" in own.splitlines()[2]
+        assert "probes of imported or generated data (beam, generated, locomo), scored by recall" in own.splitlines()[2]
         assert "| locomo_conv_" not in own.split("## Failed expectations")[1].split("\n## ")[0]   # no failed check
 
 
