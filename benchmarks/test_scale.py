@@ -273,8 +273,8 @@ def dialogue_targets(target):
     target("mts full design at 100k, d64: >= 1,500 steps/s",
            f"{sps:.0f} steps/s (ms per step by round {spread(mts['round_ms'])})", ">= 1500", sps / 1500, sps >= 1500)
     ratio = mts["step_ms"] / mts["floor_ms"]
-    target("mts at 100k within 2.5x of the measured physical floor",
-           f"{mts['step_ms']:.3f} ms vs floor {mts['floor_ms']:.4f} ms per step", "<= 2.5x", ratio, ratio <= 2.5)
+    target("mts at 100k against the measured physical floor alone (reported; the limit is test_component_floor's)",
+           f"{mts['step_ms']:.3f} ms vs floor {mts['floor_ms']:.4f} ms per step", "reported", ratio, None)
     small, large = ("mts", SIZES[0], "probes"), ("mts", SIZES[-1], "probes")
     ratio, rounds = ratio_by_round(small, large)
     target(f"mts step cost at {SIZES[-1]:,} <= 1.3x at {SIZES[0]:,} (interleaved, {ROUNDS} rounds)",
@@ -356,13 +356,35 @@ def mtsbench(benchmark, *args, cwd: Path, timeout: float = 3600):
     return out["wall"], out["done"], out.get("peak_mb")
 
 
+def test_component_floor(benchmark, target, tmp_path):
+    """Issue 50: the step at 100k <= 2x (physical floor + the components' own calls), both
+    measured in one process by ``scripts/component_floor.py`` (its docstring says how)."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "component_floor.py"
+    done = benchmark.pedantic(subprocess.run, ([sys.executable, str(script), "--out", str(tmp_path)],),
+                              {"capture_output": True, "text": True}, rounds=1, iterations=1)
+    assert done.returncode == 0, done.stderr[-2000:]
+    s = json.loads((tmp_path / "component_floor.json").read_text())["summary"]
+    for name in ("component_floor.json", "component_floor.md"):
+        (RESULTS / name).write_text((tmp_path / name).read_text())
+    ratio = s["step_ms"] / s["floor_with_components_ms"]
+    target("mts at 100k <= 2x (physical floor + components' own calls), one process",
+           f"{s['step_ms']:.3f} ms vs {s['physical_floor_ms']:.4f} + {s['component_ms']:.4f} ms per step",
+           "<= 2x", ratio, ratio <= 2)
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+# Issue 38 measured the year's physical floor (its scan rows, graph distances and mock calls) at ~100 s
+YEAR_FLOOR_S = 100
+YEAR_TARGET = f"a generated year (~100k turns, full design, d256) through mtsbench run <= 2x its floor (~{YEAR_FLOOR_S} s)"
+
+
 def test_year(benchmark, record, target, tmp_path):
     """A generated year (365 days x 280 turns, full design, d256) through ``mtsbench run``."""
     wall, done, peak_mb = mtsbench(benchmark, "run", "generate.days=365", "generate.turns_per_day=280", "embedder.dim=256",
                           f"hydra.run.dir={tmp_path}/year", cwd=tmp_path, timeout=YEAR_BUDGET_S)
     if done is None:
-        target("a generated year (~100k turns, full design, d256) through mtsbench run <= 2 min on 2 cores",
-               f"> {YEAR_BUDGET_S} s (stopped)", "<= 120 s", YEAR_BUDGET_S / 120, False)
+        target(YEAR_TARGET, f"> {YEAR_BUDGET_S} s (stopped)", f"<= {2 * YEAR_FLOOR_S} s",
+               YEAR_BUDGET_S / (2 * YEAR_FLOOR_S), False)
         return
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads((tmp_path / "year" / "summary.json").read_text())
@@ -370,8 +392,9 @@ def test_year(benchmark, record, target, tmp_path):
     record("year", turns=turns, wall_s=round(wall, 1), steps_per_s=round(turns / wall, 1), peak_rss_mb=None if peak_mb is None else round(peak_mb),
            memories_scored_per_turn=summary["cost"]["overall"]["per_turn"],
            distances_per_turn=summary["cost"]["overall"].get("distances_per_turn"))
-    target("a generated year (~100k turns, full design, d256) through mtsbench run <= 2 min on 2 cores",
-           f"{wall:.0f} s for {turns:,} turns, peak RSS " + ("not measured (no /proc)" if peak_mb is None else f"{peak_mb:.0f} MB"), "<= 120 s", wall / 120, wall <= 120)
+    target(YEAR_TARGET, f"{wall:.0f} s for {turns:,} turns, peak RSS "
+           + ("not measured (no /proc)" if peak_mb is None else f"{peak_mb:.0f} MB"),
+           f"<= {2 * YEAR_FLOOR_S} s", wall / (2 * YEAR_FLOOR_S), wall <= 2 * YEAR_FLOOR_S)
 
 
 def test_sweep(benchmark, record, target, tmp_path):
