@@ -33,7 +33,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from ..config.composition import configuration, scenario_list
-from ..errors import Interrupted, one_line, signal_name
+from ..errors import Interrupted, one_line, redact, signal_name
 from ..evaluation.evaluate import scenario_rows
 from .haystack import Haystack, HaystackOptions, since
 from .finish import finish_run
@@ -262,11 +262,13 @@ def _run_scenario(cfg: DictConfig, scenario: Scenario, progress: StepLog | None,
 
 
 def read_texts(ranking: Ranking | None, texts_of, credit: EvidenceCredit) -> None:
-    """A probe's ranking gets its memories' texts (``texts_of``: the system's ``context_texts``;
-    None when it has none) and the evidence each earns (``credit``)."""
+    """A probe's ranking gets the evidence each memory earns (``credit``, from the texts of
+    ``texts_of``: the system's ``context_texts``; None when it has none) and those texts as saved:
+    redacted (``errors.redact``), since a memory can quote what a model echoed, an API key too."""
     if texts_of is not None and ranking is not None:
-        ranking.texts = texts_of(ranking.ids)
-        ranking.earned = credit.ranking(ranking.texts, ranking.provenance)
+        texts = texts_of(ranking.ids)
+        ranking.earned = credit.ranking(texts, ranking.provenance)
+        ranking.texts = [redact(t) for t in texts]
 
 
 def load_all(cfg: DictConfig, out_dir: Path | None = None) -> list[Scenario]:
