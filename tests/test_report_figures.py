@@ -59,9 +59,11 @@ def test_seeds_pool_into_one_row_per_configuration(sweep, report):
         assert row["pass_rate"] == pytest.approx(np.mean(passed), abs=1e-4)       # mean of the seeds' means
         for column in ("pass_rate", "recall", "recall@10", "recall@1024t", "scored", "tokens", "cost_per_turn"):
             assert row[f"{column}_lo"] <= row[column] <= row[f"{column}_hi"], column
-    # a per-run number varies between the two seeds of a noisy LLM: its interval spans them
+    # a per-run number varies between the two seeds of a noisy LLM: its interval (scenarios resampled
+    # within each seed) holds both seeds' totals
     tokens = [json.loads((sweep / j / "summary.json").read_text())["overall"]["tokens"] for j in ("0", "4")]
-    assert summary["tokens_lo"].iloc[0] == min(tokens) < max(tokens) == summary["tokens_hi"].iloc[0]
+    assert min(tokens) < max(tokens)
+    assert summary["tokens_lo"].iloc[0] <= min(tokens) and max(tokens) <= summary["tokens_hi"].iloc[0]
 
 
 def test_intervals_are_deterministic_and_match_the_bootstrap(sweep, report, tmp_path):
@@ -78,7 +80,7 @@ def test_report_md_gives_intervals_ties_and_every_figure(report):
     text = (report / "report.md").read_text()
     assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", text), "no 'mean [lo, hi]' in the tables"
     assert "## Best configurations (paired tests)" in text and "intervals overlap" not in text.split("## Best")[1]
-    assert re.search(r"- \*\*recall@k\*\*: (best|highest mean|every configuration has the same value)", text)
+    assert re.search(r"- \*\*earned recall@k\*\*: (best|highest mean|every configuration has the same value)", text)
     expected = ["pareto_total.png", "pareto_scored.png", "pareto_tokens.png", "recall_curves.png", "heatmaps.png",
                 "pass_matrix.png", "llm_cost.png", "tier_occupancy.png", "beliefs.png", "timeline_milk_allergy.png"]
     for png in expected:
