@@ -58,12 +58,15 @@ def chats_folder(beam: Path, work: Path) -> Path:
     return folder
 
 
-def targets_folder(beam: Path, work: Path, prefix: str) -> Path:
-    """``WORK/data/targets``: the imported chats whose id starts with ``prefix``, copied."""
-    folder = work / "data" / "targets"
-    chosen = sorted(beam.glob(f"{prefix}*.yaml"))
+def targets_folder(beam: Path, work: Path, prefix: str, name: str = "targets", only: list[str] | None = None) -> Path:
+    """``WORK/data/NAME``: the imported chats whose id starts with ``prefix`` (and is one of
+    ``only``, when given), copied."""
+    folder = work / "data" / name
+    chosen = sorted(p for p in beam.glob(f"{prefix}*.yaml") if only is None or p.stem in only)
     if not chosen:
-        raise SystemExit(f"{beam}: no imported chat named {prefix}*: is the BEAM folder the authors' layout?")
+        raise SystemExit(f"{beam}: no imported chat named {prefix}*"
+                         f"{' among ' + ', '.join(only) if only is not None else ''}: "
+                         "is the BEAM folder the authors' layout?")
     if sorted(p.name for p in folder.glob("*.yaml")) != [p.name for p in chosen] or any(
             (folder / p.name).read_bytes() != p.read_bytes() for p in chosen):
         shutil.rmtree(folder, ignore_errors=True)
@@ -92,12 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="run only these planned runs (and their bases)")
     parser.add_argument("--report-only", action="store_true", help="report from the runs already in --work")
     args = parser.parse_args(argv)
-    for flag, path, want in (("--beam", args.beam, "is_dir"), ("--locomo", args.locomo, "is_file")):
-        if not getattr(path, want)():
-            print(f"{flag} {path}: no such {'folder' if want == 'is_dir' else 'file'} (see docs/datasets.md)",
-                  file=sys.stderr)
-            return 2
-    from ..errors import ReportError
+    if runs.inputs_missing([("--beam", args.beam, "folder"), ("--locomo", args.locomo, "file")]):
+        return 2
     from .beam_tables import write_report
 
     started = time.perf_counter()
@@ -115,14 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         if failed:
             print(f"{len(failed)} run(s) failed: {', '.join(failed)}; no report written", file=sys.stderr)
             return 1
-    try:
-        write_report(plan, args.work / "runs", args.out)
-    except ReportError as e:
-        print(f"mtsbench: {e}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out / 'report.md'}, {args.out / 'summary.csv'} and figures in {args.out} "
-          f"({time.perf_counter() - started:,.0f} s)")
-    return 0
+    return runs.report(lambda: write_report(plan, args.work / "runs", args.out), args.out, started)
 
 
 if __name__ == "__main__":

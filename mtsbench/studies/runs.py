@@ -106,3 +106,28 @@ def execute_all(jobs: list[tuple[str, list[str], Path]], parallel: int) -> list[
             if status.startswith("failed"):
                 failed.append(name)
     return failed
+
+
+def inputs_missing(given: list[tuple[str, Path | None, str]]) -> bool:
+    """Print the one-line error for the first (flag, path, ``"folder"`` or ``"file"``) whose
+    path is given but is not one, and say so (False: every given input is there)."""
+    for flag, path, kind in given:
+        if path is not None and not (path.is_dir() if kind == "folder" else path.is_file()):
+            print(f"{flag} {path}: no such {kind} (see docs/datasets.md)", file=sys.stderr)
+            return True
+    return False
+
+
+def report(write, out: Path, started: float) -> int:
+    """Call ``write()`` (a study's report into ``out``): exit 2 with its one line on a
+    ``ReportError``, else print where it wrote and how long the study took; the exit code."""
+    from ..errors import ReportError
+
+    try:
+        write()
+    except ReportError as e:
+        print(f"mtsbench: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {out / 'report.md'}, {out / 'summary.csv'} and figures in {out} "
+          f"({time.perf_counter() - started:,.0f} s)")
+    return 0
