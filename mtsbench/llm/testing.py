@@ -68,6 +68,23 @@ def valid_answer(body: dict) -> str:
     return json.dumps(task.fake(zlib.crc32(prompt.encode("utf-8"))))
 
 
+def extracting_answer(body: dict) -> str:
+    """``valid_answer``, but ``summarize`` states one fact per turn it is shown (all under one key,
+    ``user.subject``, the value the turn's first 20 characters, naming the turn) and
+    ``judge_relation`` says every pair contradicts: an extractor for tests of what memory does
+    with a model's facts (``llm=routed``'s ``extract``)."""
+    task = task_of(body)
+    if task == "summarize":
+        prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        turns = [line.split("] ", 1)[1] for line in prompt.splitlines() if line[:1].isdigit() and ". [" in line]
+        facts = [{"key": "user.subject", "value": text[:20], "text": text, "belief": 0.8, "turns": [n]}
+                 for n, text in enumerate(turns, 1)]
+        return json.dumps({"summary": "s", "facts": facts, "events": []})
+    if task == "judge_relation":
+        return json.dumps({"label": "contradicts", "strength": 1.0})
+    return valid_answer(body)
+
+
 def _tokens(text: str) -> int:
     return len(text) // 4 + 1
 
