@@ -74,7 +74,8 @@ def summary(results: Path) -> str:
 
 def pytest_sessionfinish(session, exitstatus):
     """Write the tables and targets this run measured; a partial run (``-k``) replaces only
-    its own tables and targets (by name) and ``summary.md`` is rebuilt from every saved one."""
+    its own tables and targets (by name) and ``summary.md`` is rebuilt from every saved one.
+    A whole run (no ``-k``) replaces the targets: a target renamed or removed does not linger."""
     if not RECORDED and not TARGETS:
         return
     RESULTS.mkdir(exist_ok=True)
@@ -82,7 +83,8 @@ def pytest_sessionfinish(session, exitstatus):
         (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2) + "\n")
         (RESULTS / f"{name}.md").write_text(markdown(rows) + "\n")
     saved = RESULTS / "targets.json"
-    targets = {t["target"]: t for t in (json.loads(saved.read_text()) if saved.exists() else [])}
+    whole = not session.config.option.keyword
+    targets = {t["target"]: t for t in (json.loads(saved.read_text()) if saved.exists() and not whole else [])}
     targets |= {t["target"]: t for t in TARGETS}
     if targets:
         saved.write_text(json.dumps(list(targets.values()), indent=2) + "\n")
