@@ -75,7 +75,7 @@ def summary(results: Path) -> str:
 def pytest_sessionfinish(session, exitstatus):
     """Write the tables and targets this run measured; a partial run (``-k``) replaces only
     its own tables and targets (by name) and ``summary.md`` is rebuilt from every saved one.
-    A whole run (no ``-k``) replaces the targets: a target renamed or removed does not linger."""
+    A whole run (all of ``benchmarks/``, no ``-k``) replaces the targets: a target renamed or removed does not linger."""
     if not RECORDED and not TARGETS:
         return
     RESULTS.mkdir(exist_ok=True)
@@ -83,7 +83,8 @@ def pytest_sessionfinish(session, exitstatus):
         (RESULTS / f"{name}.json").write_text(json.dumps(rows, indent=2) + "\n")
         (RESULTS / f"{name}.md").write_text(markdown(rows) + "\n")
     saved = RESULTS / "targets.json"
-    whole = not session.config.option.keyword
+    whole = not session.config.option.keyword and all(Path(a).resolve() == RESULTS.parent.resolve()
+                                                      for a in session.config.args)
     targets = {t["target"]: t for t in (json.loads(saved.read_text()) if saved.exists() and not whole else [])}
     targets |= {t["target"]: t for t in TARGETS}
     if targets:
