@@ -75,7 +75,8 @@ def summary(results: Path) -> str:
 def pytest_sessionfinish(session, exitstatus):
     """Write the tables and targets this run measured; a partial run (``-k``) replaces only
     its own tables and targets (by name) and ``summary.md`` is rebuilt from every saved one.
-    A whole run (all of ``benchmarks/``, no ``-k``) replaces the targets: a target renamed or removed does not linger."""
+    A whole run (all of ``benchmarks/``, no ``-k``) replaces the targets: a target renamed or
+    removed does not linger."""
     if not RECORDED and not TARGETS:
         return
     RESULTS.mkdir(exist_ok=True)
