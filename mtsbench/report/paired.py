@@ -197,14 +197,15 @@ def reference_lines(groups: list[Config], measures: list[tuple]) -> list[str]:
     ref = next((c for c in groups if REFERENCE in c.label.split()), None)
     if ref is None or len(groups) < 2:
         return []
-    base = {column: unit_values(ref, column) for column, *_ in measures}
+    units: dict = {}
+    base = {column: unit_values(ref, column, units) for column, *_ in measures}
     lines, moved = [], []
     for c in groups:
         if c is ref:
             continue
         cells, hits = [], []
         for column, name, *_ in measures:
-            v = unit_values(c, column)
+            v = unit_values(c, column, units)
             shared = base[column].index.intersection(v.index)
             if not len(shared):
                 continue
