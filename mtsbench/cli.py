@@ -148,7 +148,10 @@ def _check_and_run(argv: list[str], workers: list) -> int:
     try:
         with sigterm_interrupts(), searching(dirs), sweep.running(state):
             if cfg is None:                     # Hydra's own flags (--cfg, --info, ...): Hydra's command line
-                app()
+                try:
+                    app()
+                except ValueError as e:         # flags Hydra cannot take together (-m with --cfg): its reason
+                    return _fail(f"run: {e}")
             else:
                 run_checked(run_dir)
     except SystemExit as e:

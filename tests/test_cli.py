@@ -75,7 +75,7 @@ def test_bad_input_is_one_line_never_a_traceback(cli, tmp_path):
     for args in [("check", bad), ("run", f"scenarios=[{bad}]", f"hydra.run.dir={tmp_path / 'x'}"),
                  ("check", "attention=comon_sense"), ("run", "scenarios=[milk_alergy]"), ("chek",),
                  ("run", "llm=openai", "llm.model=x", f"hydra.run.dir={tmp_path / 'y'}"),
-                 ("check", "llm=openai", "llm.model=x")]:
+                 ("check", "llm=openai", "llm.model=x"), ("run", "-m", "--cfg", "job")]:
         r = cli(*args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert "Traceback" not in r.stderr and r.stderr.strip().count("\n") == 0, r.stderr
