@@ -22,7 +22,8 @@ scored by every kind of search — ``probe``, ``reply`` (``workload=reply``), ``
 arousal) — with their ``total``, ``per_turn`` (per dialogue turn, say and reply),
 index queries of every kind, the index work (``distances``: vector distance computations
 of every query, measured; ``index_inserts`` and ``insert_distances_est``: graph inserts and
-their *estimated* distances; ``index_moves``; ``distances_per_turn``), and the LLM calls and
+their *estimated* distances; ``index_moves``; ``distances_per_turn``; ``index_work_per_turn``: the
+queries' distances plus the inserts' estimate, per turn — an approximate index's whole work), and the LLM calls and
 tokens of steps and processes alike.
 ``status``, ``scenarios_done``, ``scenarios_planned`` (and ``stopped``: why, for a run that
 did not complete) say how far the run got; ``overall.llm_failure_rate`` is failed LLM
@@ -104,6 +105,10 @@ def cost_block(records: pd.DataFrame, processes: dict, llm: dict) -> dict:
     >>> c = cost_block(recs, {"infer": {"scored": 5, "arousal_scored": 1, "index_queries": 1}}, {"calls": 2, "tokens": 9})
     >>> c["scored"], c["total"], c["per_turn"], c["index_queries"], c["distances"]
     ({'probe': 12, 'reply': 10, 'association': 3, 'arousal': 10, 'processes': 6}, 41, 41.0, 5, 0)
+    >>> recs["distances"], recs["insert_distances_est"] = [3, 10, 12, 12], [40, 0, 0, 0]
+    >>> c = cost_block(recs, {}, {"calls": 0, "tokens": 0})
+    >>> c["distances"], c["insert_distances_est"], c["distances_per_turn"], c["index_work_per_turn"]
+    (25, 40, 25.0, 65.0)
     """
     steps = records[records["record"].isin(STEP_RECORDS)]
 
@@ -122,6 +127,7 @@ def cost_block(records: pd.DataFrame, processes: dict, llm: dict) -> dict:
             "per_turn": round(total / turns, 4) if turns else None,
             "index_queries": int(steps["index_queries"].sum()) + sum(int(p["index_queries"]) for p in processes.values()),
             **index, "distances_per_turn": round(index["distances"] / turns, 4) if turns else None,
+            "index_work_per_turn": round((index["distances"] + index["insert_distances_est"]) / turns, 4) if turns else None,
             "llm_calls": int(llm["calls"]), "tokens": int(llm["tokens"])}
 
 
