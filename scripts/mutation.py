@@ -9,14 +9,17 @@ choice against mutmut 3.
 
 Subcommands (each prints what it does; paths are relative to the repository):
 
-``run [--modules PATH ...] [--work DIR]``
+``run [--modules PATH ...] [--work DIR] [--sample N [--seed S]]``
     Copy ``mtsbench/``, ``configs/``, ``scenarios/``, ``cassettes/`` to ``DIR/src`` (kept: a second
     run resumes), write ``DIR/cosmic-ray.toml`` from ``experiments/mutation/cosmic-ray.toml``, create
     the session (``cosmic-ray init``) and filter it once: the operators the config leaves out
     (``cr-filter-operators``), then every mutant on a line the suite never runs (measured by
-    running the suite once under coverage: this also proves the unmutated suite passes). Then
-    ``cosmic-ray exec`` and ``report``. Default modules: ``mechanisms/``, ``memory/``,
-    ``processes/`` and ``systems/mts/`` (the design's system).
+    running the suite once under coverage: this also proves the unmutated suite passes), then,
+    with ``--sample N``, all but a stratified random sample of N of the rest (``sample``: each
+    module's share of N in proportion to its mutants, drawn with a seeded generator; the sample
+    is part of the session, so a resumed run keeps it). Then ``cosmic-ray exec`` and ``report``
+    (with a sample, the kill rate is an estimate: its 95% Wilson interval is given). Default
+    modules: ``mechanisms/``, ``memory/``, ``processes/`` and ``systems/mts/`` (the design's system).
 ``suite [--src DIR]``
     The test command cosmic-ray runs per mutant: the bundled checks, then the matrix on hashing one
     mechanism at a time, stopping at the first failure (exit 1) -- the same verdict as the two
@@ -52,6 +55,7 @@ TRIAGE = REPO / "experiments" / "mutation" / "triage.yaml"
 MODULES = ["mtsbench/mechanisms", "mtsbench/memory", "mtsbench/processes", "mtsbench/systems/mts"]
 COPIED = ("mtsbench", "configs", "scenarios", "cassettes")
 NOT_RUN = "not run by the behaviour suite"
+NOT_SAMPLED = "not in the sample"
 
 
 def bin_path(name: str) -> str:
@@ -132,14 +136,67 @@ def filter_not_run(session: Path, covered: dict[str, set[int]]) -> int:
     return len(skipped)
 
 
-def run(work: Path, modules: list[str]) -> None:
+def sample(modules: list[str], n: int, seed: int) -> list[int]:
+    """Indices into ``modules`` (each pending mutant's module) of a stratified random sample of
+    ``n``: each module's share in proportion to its mutants (largest remainders, so the shares
+    add up to ``n``), drawn without replacement by ``numpy.random.default_rng(seed)``; sorted.
+
+    >>> mods = ["a"] * 6 + ["b"] * 3 + ["c"]
+    >>> picked = sample(mods, 5, seed=0)
+    >>> [sum(mods[i] == m for i in picked) for m in "abc"]     # shares 3.0, 1.5, 0.5: ties to the first
+    [3, 2, 0]
+    >>> picked == sample(mods, 5, seed=0), len(sample(mods, 50, seed=0))
+    (True, 10)
+    """
+    import numpy as np
+
+    if n >= len(modules):
+        return list(range(len(modules)))
+    names = sorted(set(modules))
+    counts = np.array([modules.count(m) for m in names])
+    exact = n * counts / counts.sum()
+    shares = np.floor(exact).astype(int)
+    for i in np.argsort(-(exact - shares), kind="stable")[: n - shares.sum()]:
+        shares[i] += 1
+    rng = np.random.default_rng(seed)
+    picked = []
+    for name, share in zip(names, shares):
+        members = [i for i, m in enumerate(modules) if m == name]
+        picked += [members[j] for j in rng.choice(len(members), size=int(share), replace=False)]
+    return sorted(picked)
+
+
+def filter_sample(session: Path, n: int, seed: int) -> int:
+    """Mark every pending mutant outside a stratified sample of ``n`` (``sample``) skipped
+    (``NOT_SAMPLED``); how many."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = sorted(db.pending_work_items, key=lambda item: mutant_id(item.mutations[0]))
+        keep = set(sample([Path(i.mutations[0].module_path).as_posix() for i in items], n, seed))
+        skipped = [item.job_id for k, item in enumerate(items) if k not in keep]
+        if skipped:
+            db.set_multiple_results(skipped, WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED))
+    return len(skipped)
+
+
+def run(work: Path, modules: list[str], n: int | None = None, seed: int = 0) -> None:
     src, config, session = prepare(work, modules)
+    chosen = work / "sample.json"
+    if session.exists() and json.loads(chosen.read_text() if chosen.exists() else "null") != (
+            None if n is None else {"n": n, "seed": seed}):
+        raise SystemExit(f"{session}: this session was made with {chosen.read_text() if chosen.exists() else 'no sample'}"
+                         f"; run it again alike to resume it, or use another --work")
     if not session.exists():
         subprocess.run([bin_path("cosmic-ray"), "init", str(config.resolve()), str(session.resolve())], cwd=src,
                        check=True)
         subprocess.run([bin_path("cr-filter-operators"), str(session.resolve()), str(config.resolve())], cwd=src,
                        check=True)
         print(f"{filter_not_run(session, covered_lines(src, work))} mutants on lines the suite never runs: skipped")
+        if n is not None:
+            chosen.write_text(json.dumps({"n": n, "seed": seed}))
+            print(f"{filter_sample(session, n, seed)} mutants outside a stratified sample of {n} (seed {seed}): skipped")
     started = time.perf_counter()
     try:        # stopped (Ctrl-C, SIGTERM) or not, the time spent counts: the report's per-mutant estimate
         subprocess.run([bin_path("cosmic-ray"), "exec", str(config.resolve()), str(session.resolve())], cwd=src)
@@ -157,7 +214,7 @@ def mutant_id(m) -> str:
 
 def outcomes(session: Path) -> list[dict]:
     """One row per mutant: id, module, line, operator, outcome (killed, survived, filtered, not run,
-    incompetent, pending) and the diff of the mutation when it ran."""
+    not sampled, incompetent, pending) and the diff of the mutation when it ran."""
     from cosmic_ray.work_db import WorkDB, use_db
 
     rows = []
@@ -168,7 +225,7 @@ def outcomes(session: Path) -> list[dict]:
             if r is None:
                 outcome = "pending"
             elif r.worker_outcome.value == "skipped":
-                outcome = "not run" if r.output == NOT_RUN else "filtered"
+                outcome = {NOT_RUN: "not run", NOT_SAMPLED: "not sampled"}.get(r.output, "filtered")
             elif r.test_outcome is None:
                 outcome = "incompetent"
             else:
@@ -180,6 +237,17 @@ def outcomes(session: Path) -> list[dict]:
 
 
 KINDS = ("equivalent", "killed_by", "not_chosen")
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> str:
+    """The Wilson score interval of a proportion k/n, in percent.
+
+    >>> wilson(18, 20)
+    '[69.9, 97.2]'
+    """
+    p = k / n
+    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5 / (1 + z * z / n)
+    return f"[{100 * (centre - half):.1f}, {100 * (centre + half):.1f}]"
 
 
 def load_triage(path: Path) -> dict[str, dict]:
@@ -203,7 +271,7 @@ def report(work: Path, out: Path, partial: str | None) -> None:
     rows = outcomes(work / "session.sqlite")
     triage = load_triage(TRIAGE)
     counts = {k: sum(r["outcome"] == k for r in rows) for k in
-              ("killed", "survived", "incompetent", "not run", "filtered", "pending")}
+              ("killed", "survived", "incompetent", "not run", "not sampled", "filtered", "pending")}
     survivors = [r for r in rows if r["outcome"] == "survived"]
     equivalent = [r for r in survivors if "equivalent" in triage.get(r["id"], {})]
     killed_by = [r for r in survivors if "killed_by" in triage.get(r["id"], {})]
@@ -231,6 +299,8 @@ def report(work: Path, out: Path, partial: str | None) -> None:
               "| mutants | count |", "|---|---|", f"| generated | {len(rows)} |",
               f"| left out by operator (`cosmic-ray.toml`) | {counts['filtered']} |",
               f"| on lines the suite never runs | {counts['not run']} |",
+              *([f"| outside the stratified sample (`--sample`) | {counts['not sampled']} |"]
+                if counts["not sampled"] else []),
               f"| run | {ran} |", f"| killed | {counts['killed']} |", f"| survived | {counts['survived']} |",
               f"| incompetent (the mutant could not run) | {counts['incompetent']} |",
               f"| still pending | {counts['pending']} |",
@@ -240,7 +310,9 @@ def report(work: Path, out: Path, partial: str | None) -> None:
               f"| survivors untriaged | {len(untriaged)} |", "",
               f"Killed among the non-equivalent mutants run of the code the suite chooses (by the suite as it ran, "
               f"or by a check added since: `killed_by`): **{killed} of {judged}"
-              f" ({100 * rate:.1f}%)**" + ("; target 90%." if judged else "."), ""]
+              f" ({100 * rate:.1f}%)**" + (f", 95% Wilson interval {wilson(killed, judged)} over the sampled code's "
+                                           "mutants" if counts["not sampled"] and judged else "")
+              + ("; target 90%." if judged else "."), ""]
     if seconds:
         per = sum(seconds) / max(1, ran)
         lines += [f"Wall time of `cosmic-ray exec`: {sum(seconds):.0f} s for {ran} mutants ({per:.0f} s a mutant, "
@@ -276,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=REPO / "multirun" / "mutation")
     p.add_argument("--out", type=Path, default=REPO / "experiments" / "mutation")
     p.add_argument("--partial", help="label the report as partial, with this text")
+    p.add_argument("--sample", type=int, help="run a stratified random sample of N of the mutants (per module)")
+    p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     p = sub.add_parser("suite", help="the test command: the behaviour suite, stopping at its first failure")
     p.add_argument("--src", type=Path, help="the folder holding the mtsbench to test (default: the installed one)")
     p = sub.add_parser("report", help="report.md and mutants.csv from a session and the triage")
@@ -286,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "suite":
         return suite(ns.src)
     if ns.command == "run":
-        run(ns.work, ns.modules)
+        run(ns.work, ns.modules, ns.sample, ns.seed)
     report(ns.work, ns.out, ns.partial)
     return 0
 

@@ -83,3 +83,26 @@ def test_the_report_counts_and_triages(mutation, tmp_path, monkeypatch):
     assert "| `mtsbench/mechanisms/arousal.py:13:4:NumberReplacer#3` | **untriaged** |" in text
     assert "stale" not in text.lower() or "`mtsbench/mechanisms/gone.py:1:0:AddNot#0`" in text
     assert (tmp_path / "out" / "mutants.csv").read_text(encoding="utf-8").count("\n") == 8
+
+
+def test_a_sample_keeps_each_modules_share_and_the_report_gives_its_interval(mutation, tmp_path, monkeypatch):
+    pytest.importorskip("cosmic_ray")
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem, WorkResult
+
+    session = tmp_path / "session.sqlite"
+    modules = ["mtsbench/memory/tiers.py"] * 30 + ["mtsbench/mechanisms/arousal.py"] * 10
+    with use_db(str(session), WorkDB.Mode.create) as db:
+        for n, module in enumerate(modules):
+            db.add_work_item(WorkItem(f"job{n}", [MutationSpec(module, "core/NumberReplacer", n, (n + 1, 0), (n + 1, 2))]))
+    assert mutation.filter_sample(session, 8, seed=3) == 32
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        kept = [i for i in db.pending_work_items]
+        assert sorted(i.mutations[0].module_path.name for i in kept).count("tiers.py") == 6   # 30 of 40: 6 of 8
+        for k, i in enumerate(kept):
+            db.set_result(i.job_id, WorkResult(WorkerOutcome.NORMAL, "", TestOutcome.KILLED if k else TestOutcome.SURVIVED))
+    monkeypatch.setattr(mutation, "TRIAGE", tmp_path / "none.yaml")
+    mutation.report(tmp_path, tmp_path / "out", None)
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| outside the stratified sample (`--sample`) | 32 |" in text
+    assert f"**7 of 8 (87.5%)**, 95% Wilson interval {mutation.wilson(7, 8)}" in text
