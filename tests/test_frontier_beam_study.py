@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from mtsbench.core.resources import CONFIG_DIR
-from mtsbench.studies.frontier_beam import load_plan, split
+from mtsbench.studies.frontier_beam import haystack, load_plan, split
 
 DATA = Path(__file__).parent / "data"
 VECTOR = "tune.objectives=[overall.evidence.recall@1024t,cost.overall.index_work_per_turn]"
@@ -45,6 +45,24 @@ def test_the_packaged_plan_holds_the_design_against_an_hnsw_index_with_one_embed
     bad.write_text(yaml.safe_dump({**plan, "systems": [s for s in plan["systems"] if s["role"] != "rival"]}))
     with pytest.raises(SystemExit, match="one with role rival"):
         load_plan(bad)
+    bad.write_text(yaml.safe_dump({**plan, "tune_size": 5000}))
+    with pytest.raises(SystemExit, match="tune_size: expected a number of messages among sizes"):
+        load_plan(bad)
+
+
+def test_every_packaged_system_composes_in_both_phases(tmp_path):
+    """Each system's tuning and held-out overrides are a valid configuration (a bad one would stop
+    the study at that system, hours in)."""
+    from mtsbench.config.composition import compose_full
+    from mtsbench.studies.beam import flat
+
+    plan = load_plan()
+    folders = {"haystack": tmp_path, "locomo": tmp_path}
+    for s in plan["systems"]:
+        for sizes in ([plan["tune_size"]], plan["sizes"]):
+            cfg = compose_full([f"experiment={s['experiment']}", *flat(plan.get("common") or []),
+                                *flat(s.get("overrides") or []), *haystack(folders, sizes)])
+            assert list(cfg.haystack.messages) == sizes, s["name"]
 
 
 def _study(tmp_path: Path) -> subprocess.CompletedProcess:
@@ -70,7 +88,8 @@ def test_the_study_runs_end_to_end_on_small_chats(tmp_path):
     points = pd.read_csv(out / "summary.csv")
     assert set(points["system"]) == {"mts", "flat_hnsw"}
     assert sorted(set(points["size"])) == [5, 13]        # all: LoCoMo's 13 turns; no target chat is haystack
-    assert points["recall"].between(0, 1).all() and (points["distances"] > 0).all() and (points["scored"] > 0).all()
+    assert points["recall"].between(0, 1).all() and (points["index_work"] > 0).all() and (points["scored"] > 0).all()
+    assert (points["work"] == points["index_work"]).all()           # the measure both searches minimised
     report = (out / "report.md").read_text()
     for section in ("## The question, at the full haystack (13 messages)", "## How each point moves",
                     "## From tuning to held-out chats", "## Per BEAM category at 13 messages"):

@@ -49,6 +49,9 @@ def load_plan(path: Path = PLAN) -> dict:
     roles = [s.get("role") for s in plan["systems"]]
     if roles.count("design") != 1 or roles.count("rival") != 1:
         raise SystemExit(f"{path}: systems: expected one with role design and one with role rival (got {roles})")
+    if not isinstance(plan["tune_size"], int) or plan["tune_size"] not in plan["sizes"]:
+        raise SystemExit(f"{path}: tune_size: expected a number of messages among sizes {plan['sizes']} (the "
+                         f"tuning-to-held-out drop compares the two there), got {plan['tune_size']!r}")
     return plan
 
 
