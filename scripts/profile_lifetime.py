@@ -77,23 +77,28 @@ class Counting:
 
 class Moves:
     """Tier moves from the trace's ``moved`` events, by cause; ``back_after_promotion``: moves of
-    a memory whose previous move was a promotion (the promote/demote ping-pong)."""
+    a memory whose previous move was a promotion (the promote/demote ping-pong), and of those
+    ``back_within_1h``: within one simulated hour of the promotion (flapping at a border, rather
+    than short-term attention decaying as the design means it to)."""
 
     def __init__(self):
         self.counts = Counter()
-        self.last: dict[int, str] = {}
+        self.last: dict[int, tuple[str, float]] = {}
 
     def count(self, event: dict) -> None:
-        why = event["why"]
+        why, t = event["why"], float(event["t"])
         self.counts["tier_moves"] += len(event["ids"])
         self.counts[f"moves_{why}"] += len(event["ids"])
         for i in event["ids"]:
-            if why != "promoted" and self.last.get(i) == "promoted":
+            before, at = self.last.get(i, ("", 0.0))
+            if why != "promoted" and before == "promoted":
                 self.counts["moves_back_after_promotion"] += 1
-            self.last[i] = why
+                self.counts["moves_back_within_1h"] += t - at <= 3600.0
+            self.last[i] = (why, t)
 
     def snapshot(self) -> dict:
-        keys = ("tier_moves", "moves_promoted", "moves_rebalance", "moves_back_after_promotion", "rebalances")
+        keys = ("tier_moves", "moves_promoted", "moves_rebalance", "moves_back_after_promotion",
+                "moves_back_within_1h", "rebalances")
         return {k: self.counts[k] for k in keys}
 
 
