@@ -31,3 +31,15 @@ def test_windows_counts_and_blocks_of_a_small_haystack(import_file, tmp_path, mo
     (out / "lifetime.json").write_text(json.dumps({"hashing-hybrid": case}))
     md = pl.markdown({"hashing-hybrid": case})
     assert "| hashing-hybrid |" in md and "haystack messages 15-20" in md
+
+
+def test_moves_back_after_a_promotion_are_told_apart_by_how_soon(import_file):
+    pl = import_file("profile_lifetime_script", SCRIPT)
+    moves = pl.Moves()
+    for t, why, ids in ((0.0, "promoted", [1, 2]), (1800.0, "rebalance", [1]), (7200.0, "rebalance", [2]),
+                        (7300.0, "rebalance", [2])):
+        moves.count({"t": t, "event": "moved", "why": why, "ids": ids})
+    counts = moves.snapshot()
+    assert counts["moves_promoted"] == 2 and counts["moves_rebalance"] == 3
+    assert counts["moves_back_after_promotion"] == 2        # memory 2's second move follows a rebalance
+    assert counts["moves_back_within_1h"] == 1              # memory 1, half an hour after its promotion
