@@ -32,6 +32,17 @@ def cli(tmp_path):
 
 
 @pytest.fixture(scope="session")
+def schema_valid():
+    """``schema_valid(doc)``: does the scenario format's JSON Schema accept ``doc`` (a scenario
+    file as YAML loads it)? Skips without jsonschema."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from mtsbench.scenario.schema_models import json_schema
+
+    validator = jsonschema.Draft202012Validator(json_schema())
+    return lambda doc: not any(True for _ in validator.iter_errors(doc))
+
+
+@pytest.fixture(scope="session")
 def import_file():
     """Import a module from its file, as running it from its folder would (a script under
     ``scripts/``, an example plug-in): ``import_file(name, path)`` returns the module."""
