@@ -372,10 +372,8 @@ def write_report(plan: dict, work: Path, out: Path, trials: int, walls: dict) ->
               f"({', '.join(plan['tune'])}) after a haystack of {int(plan['tune_size']):,} messages, objectives earned "
               f"recall@{HEADLINE}t (up) and work per turn (down) under `workload=reply`; each point of its tuning front "
               f"then run on the other targets after {', '.join(f'{s:,}' for s in sizes)} messages. The work each "
-              f"search minimised: " + "; ".join(f"`{n}` `{o}`" for n, o in objectives.items()) + ". The design's "
-              "own graph (its large tiers share the HNSW index) keeps the default build and search parameters; the "
-              "rival's are searched. Each system's own report (linked below) pools its held-out values over the "
-              "sizes; this page gives them per size.", "",
+              f"search minimised: " + "; ".join(f"`{n}` `{o}`" for n, o in objectives.items()) + ". Each system's own "
+              "report (linked below) pools its held-out values over the sizes; this page gives them per size.", "",
               table(counts, list(counts.columns)), "", *_walls(walls)]
     if failed:
         lines += ["Held-out runs that could not be measured (left out below):", "", *(f"- {f}" for f in failed), ""]
