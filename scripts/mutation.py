@@ -120,20 +120,25 @@ def covered_lines(src: Path, work: Path) -> dict[str, set[int]]:
     return out
 
 
-def filter_not_run(session: Path, covered: dict[str, set[int]]) -> int:
-    """Mark every pending mutant on a line the suite never runs as skipped (``NOT_RUN``); how many."""
+def skip_pending(session: Path, reason: str, to_skip) -> int:
+    """Mark the pending mutants ``to_skip(items)`` names (their job ids) skipped, with ``reason`` as
+    the output the report reads; how many."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
-    skipped = []
     with use_db(str(session), WorkDB.Mode.open) as db:
-        for item in db.pending_work_items:
-            m = item.mutations[0]
-            if m.start_pos[0] not in covered.get(Path(m.module_path).as_posix(), set()):
-                skipped.append(item.job_id)
+        skipped = to_skip(list(db.pending_work_items))
         if skipped:
-            db.set_multiple_results(skipped, WorkResult(output=NOT_RUN, worker_outcome=WorkerOutcome.SKIPPED))
+            db.set_multiple_results(skipped, WorkResult(output=reason, worker_outcome=WorkerOutcome.SKIPPED))
     return len(skipped)
+
+
+def filter_not_run(session: Path, covered: dict[str, set[int]]) -> int:
+    """Mark every pending mutant on a line the suite never runs as skipped (``NOT_RUN``); how many."""
+    def outside(items):
+        return [i.job_id for i in items
+                if i.mutations[0].start_pos[0] not in covered.get(Path(i.mutations[0].module_path).as_posix(), set())]
+    return skip_pending(session, NOT_RUN, outside)
 
 
 def sample(modules: list[str], n: int, seed: int) -> list[int]:
@@ -169,33 +174,28 @@ def sample(modules: list[str], n: int, seed: int) -> list[int]:
 def filter_sample(session: Path, n: int, seed: int) -> int:
     """Mark every pending mutant outside a stratified sample of ``n`` (``sample``) skipped
     (``NOT_SAMPLED``); how many."""
-    from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import WorkerOutcome, WorkResult
-
-    with use_db(str(session), WorkDB.Mode.open) as db:
-        items = sorted(db.pending_work_items, key=lambda item: mutant_id(item.mutations[0]))
+    def unsampled(items):
+        items = sorted(items, key=lambda item: mutant_id(item.mutations[0]))
         keep = set(sample([Path(i.mutations[0].module_path).as_posix() for i in items], n, seed))
-        skipped = [item.job_id for k, item in enumerate(items) if k not in keep]
-        if skipped:
-            db.set_multiple_results(skipped, WorkResult(output=NOT_SAMPLED, worker_outcome=WorkerOutcome.SKIPPED))
-    return len(skipped)
+        return [item.job_id for k, item in enumerate(items) if k not in keep]
+    return skip_pending(session, NOT_SAMPLED, unsampled)
 
 
 def run(work: Path, modules: list[str], n: int | None = None, seed: int = 0) -> None:
     src, config, session = prepare(work, modules)
-    chosen = work / "sample.json"
-    if session.exists() and json.loads(chosen.read_text() if chosen.exists() else "null") != (
-            None if n is None else {"n": n, "seed": seed}):
-        raise SystemExit(f"{session}: this session was made with {chosen.read_text() if chosen.exists() else 'no sample'}"
-                         f"; run it again alike to resume it, or use another --work")
+    chosen, wanted = work / "sample.json", None if n is None else {"n": n, "seed": seed}
+    made = json.loads(chosen.read_text()) if chosen.exists() else None
+    if session.exists() and made != wanted:
+        raise SystemExit(f"{session}: this session was made with {made or 'no sample'}; run it again alike to "
+                         f"resume it, or use another --work")
     if not session.exists():
         subprocess.run([bin_path("cosmic-ray"), "init", str(config.resolve()), str(session.resolve())], cwd=src,
                        check=True)
         subprocess.run([bin_path("cr-filter-operators"), str(session.resolve()), str(config.resolve())], cwd=src,
                        check=True)
         print(f"{filter_not_run(session, covered_lines(src, work))} mutants on lines the suite never runs: skipped")
-        if n is not None:
-            chosen.write_text(json.dumps({"n": n, "seed": seed}))
+        if wanted is not None:
+            chosen.write_text(json.dumps(wanted))
             print(f"{filter_sample(session, n, seed)} mutants outside a stratified sample of {n} (seed {seed}): skipped")
     started = time.perf_counter()
     try:        # stopped (Ctrl-C, SIGTERM) or not, the time spent counts: the report's per-mutant estimate

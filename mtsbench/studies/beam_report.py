@@ -87,11 +87,17 @@ class Saved:
         return sorted(set(self.probes["size"]))
 
 
+def answerable_probes(rows: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
+    """(which of ``rows`` are abstention questions, the answerable ones: not abstention, with
+    their evidence scored)."""
+    abstain = rows["abstain"].astype(str) == "True"
+    return abstain, rows[~abstain & pd.to_numeric(rows["recall@10"], errors="coerce").notna()]
+
+
 def measure(saved: Saved, size: int, chats: set[str]) -> dict:
     """One run's figures at one haystack size over the target ``chats``."""
     at = saved.probes[(saved.probes["size"] == size) & saved.probes["chat"].isin(chats)]
-    abstain = at["abstain"].astype(str) == "True"
-    answerable = at[~abstain & pd.to_numeric(at["recall@10"], errors="coerce").notna()]
+    abstain, answerable = answerable_probes(at)
     out: dict = {"probes": int(len(answerable)), "abstaining": int(abstain.sum())}
     for c in ("recall@10", *(f"recall@{b}t" for b in BUDGETS), f"session_recall@{HEADLINE}t",
               f"recall_any@{HEADLINE}t", f"recall_all@{HEADLINE}t", f"chance_recall@{HEADLINE}t", "answer_proxy"):
@@ -141,8 +147,7 @@ def by_category(saved: Saved, size: int, chats: set[str]) -> dict[str, dict]:
     at = saved.probes[(saved.probes["size"] == size) & saved.probes["chat"].isin(chats)]
     out = {}
     for category, rows in at.groupby(at["category"].astype(str)):
-        abstain = rows["abstain"].astype(str) == "True"
-        ans = rows[~abstain & pd.to_numeric(rows["recall@10"], errors="coerce").notna()]
+        abstain, ans = answerable_probes(rows)
         rel = pd.to_numeric(rows.loc[abstain, "top_relevance"], errors="coerce").fillna(-np.inf)
         out[category] = {
             "probes": int(len(rows)), "with_evidence": int(len(ans)),

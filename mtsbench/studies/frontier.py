@@ -36,15 +36,21 @@ from .runs import import_variant, mtsbench_exe
 PLAN = Path(__file__).with_name("frontier_plan.yaml")
 
 
-def load_plan(path: Path = PLAN) -> dict:
-    """The plan (module docstring), checked for what the study reads."""
-    plan = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for key in ("data", "tune", "trials", "systems"):
-        if key not in plan:
-            raise SystemExit(f"{path}: no '{key}' (expected data, tune, held_out, trials, systems)")
+def read_plan(path: Path, keys: tuple[str, ...]) -> dict:
+    """A frontier plan at ``path`` with every one of ``keys`` and systems of distinct names."""
+    plan = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    missing = [k for k in keys if k not in plan]
+    if missing:
+        raise SystemExit(f"{path}: no {', '.join(missing)} (expected {', '.join(keys)})")
     names = [s["name"] for s in plan["systems"]]
     if len(set(names)) != len(names):
         raise SystemExit(f"{path}: systems: names repeat")
+    return plan
+
+
+def load_plan(path: Path = PLAN) -> dict:
+    """The plan (module docstring), checked for what the study reads."""
+    plan = read_plan(path, ("data", "tune", "trials", "systems"))
     if not any(s.get("role") == "design" for s in plan["systems"]) or not any(s.get("role") == "flat" for s in
                                                                                plan["systems"]):
         raise SystemExit(f"{path}: systems: expected one with role design and at least one with role flat")
@@ -126,6 +132,19 @@ def run_step(name: str, cmd: list[str], walls: dict, work: Path) -> None:
                          f"again to resume it")
 
 
+def run_system(system: dict, tune: list[Path], held: list[Path], trials: int, work: Path, walls: dict,
+               tuning: list[str], held_out: list[str]) -> None:
+    """One system's tuning study (overrides ``tuning``) into ``WORK/NAME``, then its front on the
+    held-out half (overrides ``held_out``); exits with the command to resume when the study did not
+    finish its ``trials``."""
+    folder = work / system["name"]
+    run_step(f"{system['name']}_tuning", study_command(system, tune, trials, folder, tuning), walls, work)
+    if not finished(folder, trials):
+        raise SystemExit(f"{system['name']}: the study did not finish its {trials} trials; run the study "
+                         f"again to resume it")
+    run_step(f"{system['name']}_held_out", held_out_command(system, held, folder, held_out), walls, work)
+
+
 def finished(folder: Path, trials: int) -> bool:
     """Has the study in ``folder`` told all of its ``trials``?"""
     from ..report.study import load
@@ -166,12 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         tune, held = halves(plan, folders)
         common = [str(c) for c in plan.get("common") or []]
         for system in systems:
-            folder = args.work / system["name"]
-            run_step(f"{system['name']}_tuning", study_command(system, tune, trials, folder, common), walls, args.work)
-            if not finished(folder, trials):
-                raise SystemExit(f"{system['name']}: the study did not finish its {trials} trials; run the study "
-                                 f"again to resume it")
-            run_step(f"{system['name']}_held_out", held_out_command(system, held, folder, common), walls, args.work)
+            run_system(system, tune, held, trials, args.work, walls, common, common)
     path = write_report(plan, args.work, args.out, trials, walls)
     print(f"wrote {path} and the figures and per-system reports in {args.out}")
     return 0

@@ -27,11 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from . import runs
 from .beam import chats_folder, flat, targets_folder
-from .frontier import finished, held_out_command, run_step, study_command
+from .frontier import read_plan, run_system
 
 PLAN = Path(__file__).with_name("frontier_beam_plan.yaml")
 KEYS = ("targets", "tune", "tune_size", "sizes", "trials", "systems")
@@ -39,13 +37,7 @@ KEYS = ("targets", "tune", "tune_size", "sizes", "trials", "systems")
 
 def load_plan(path: Path = PLAN) -> dict:
     """The plan (module docstring), checked for what the study reads."""
-    plan = yaml.safe_load(path.read_text(encoding="utf-8"))
-    missing = [k for k in KEYS if k not in (plan or {})]
-    if missing:
-        raise SystemExit(f"{path}: no {', '.join(missing)} (expected {', '.join(KEYS)})")
-    names = [s["name"] for s in plan["systems"]]
-    if len(set(names)) != len(names):
-        raise SystemExit(f"{path}: systems: names repeat")
+    plan = read_plan(path, KEYS)
     roles = [s.get("role") for s in plan["systems"]]
     if roles.count("design") != 1 or roles.count("rival") != 1:
         raise SystemExit(f"{path}: systems: expected one with role design and one with role rival (got {roles})")
@@ -112,15 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         for system in plan["systems"]:
             if args.only and system["name"] not in args.only:
                 continue
-            folder, own = args.work / system["name"], [*common, *flat(system.get("overrides") or [])]
-            run_step(f"{system['name']}_tuning", study_command(
-                system, [folders["tune"]], trials, folder, [*own, *haystack(folders, [plan["tune_size"]])]),
-                walls, args.work)
-            if not finished(folder, trials):
-                raise SystemExit(f"{system['name']}: the study did not finish its {trials} trials; run the study "
-                                 f"again to resume it")
-            run_step(f"{system['name']}_held_out", held_out_command(
-                system, [folders["held_out"]], folder, [*own, *haystack(folders, plan["sizes"])]), walls, args.work)
+            own = [*common, *flat(system.get("overrides") or [])]
+            run_system(system, [folders["tune"]], [folders["held_out"]], trials, args.work, walls,
+                       [*own, *haystack(folders, [plan["tune_size"]])], [*own, *haystack(folders, plan["sizes"])])
     return runs.report(lambda: write_report(plan, args.work, args.out, trials, walls), args.out, started)
 
 

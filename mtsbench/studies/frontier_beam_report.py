@@ -29,13 +29,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
 
 from ..errors import ReportError
 from ..report.markdown import table
 from ..report.plots import pareto_front, plt, save
-from .beam_report import HEADLINE, Saved, by_category, measure
-from .frontier_report import COLOURS, MATCH, WORK_LIMIT, _importance_lines, _n, _p, _walls, chosen, collect
+from .beam_report import HEADLINE, Saved, answerable_probes, by_category, measure
+from .frontier_report import MATCH, _importance_lines, _n, _p, _walls, chosen, collect, log_work_axis, system_colours
+from .frontier_report import answer as match
 
 RECALL = f"recall@{HEADLINE}t"
 INDEX_WORK = "index_work_per_turn"
@@ -58,35 +58,37 @@ def _measured(saved: Saved) -> dict[int, dict]:
     return {size: {**measure(saved, size, every), "categories": by_category(saved, size, every)} for size in saved.sizes}
 
 
-def sized(frame: pd.DataFrame, studies: dict, work: Path) -> tuple[pd.DataFrame, list[str]]:
+def sized(frame: pd.DataFrame, studies: dict, work: Path) -> tuple[pd.DataFrame, list[str], dict[Path, Saved | str]]:
     """One row per system, point of its current tuning front and haystack size (module docstring),
-    and a line for each held-out run that could not be measured."""
-    rows, failed = [], []
+    a line for each held-out run that could not be measured, and the held-out runs read (by folder;
+    the reason, for one that could not be read)."""
+    rows, failed, loaded, measured = [], [], {}, {}
     for name, s in studies.items():
         if s.held is None:
             continue
         info = frame[frame["system"] == name].set_index("trial")
-        minimised = INDEX_WORK if len(s.objectives) > 1 and s.objectives[1].endswith(INDEX_WORK) else "work_per_turn"
+        own = "index_work" if len(s.objectives) > 1 and s.objectives[1].endswith(INDEX_WORK) else "scored"
         on_front = {t.number for t in s.tuning.best_trials}
         for t in s.held.get_trials(deepcopy=False):
             trial, job = t.user_attrs.get("tuning_trial"), t.user_attrs.get("job")
             if trial not in on_front:
                 continue
-            saved = _saved(work / name / "held_out" / str(job))
-            if isinstance(saved, str):
-                failed.append(f"`{name}` trial {trial} (held-out job {job}): {saved}")
+            folder = work / name / "held_out" / str(job)        # trials of equal parameters share a job
+            if folder not in loaded:
+                loaded[folder] = _saved(folder)
+                measured[folder] = {} if isinstance(loaded[folder], str) else _measured(loaded[folder])
+            if isinstance(loaded[folder], str):
+                failed.append(f"`{name}` trial {trial} (held-out job {job}): {loaded[folder]}")
                 continue
-            for size, m in _measured(saved).items():
-                index_work = m["distances_per_turn"]
+            for size, m in measured[folder].items():
+                kinds = {"index_work": m["distances_per_turn"], "scored": m["work_per_turn"]}
                 rows.append({"system": name, "role": info["role"].iloc[0], "trial": trial, "job": job, "size": size,
                              "recall": m[RECALL], "ci_lo": m["ci_lo"], "ci_hi": m["ci_hi"], "probes": m["probes"],
-                             "index_work": index_work, "scored": m["work_per_turn"],
-                             "work": index_work if minimised == INDEX_WORK else m["work_per_turn"],
-                             "work_measure": "index_work" if minimised == INDEX_WORK else "scored",
+                             **kinds, "work": kinds[own], "work_measure": own,
                              "memories_before": m["memories_before"], "categories": m["categories"],
                              "mechanisms_all_on": info.loc[trial, "mechanisms_all_on"] if trial in info.index else None,
                              "params": info.loc[trial, "params"] if trial in info.index else ""})
-    return pd.DataFrame(rows), failed
+    return pd.DataFrame(rows), failed, loaded
 
 
 def front_mask(points: pd.DataFrame, work: str = "work") -> pd.Series:
@@ -109,18 +111,7 @@ def answer(points: pd.DataFrame, size: int) -> dict:
     >>> a = answer(p, 9); (int(a["rival"]["trial"]), int(a["hit"]["trial"]), round(float(a["target"]), 3), float(a["limit"]))
     (0, 2, 0.475, 100.0)
     """
-    at = points[(points["size"] == size) & points["recall"].notna() & points["index_work"].notna()]
-    rival, design = at[at["role"] == "rival"], at[at["role"] == "design"]
-    if rival.empty or design.empty:
-        return {"ready": False}
-    best = rival.sort_values(["recall", "index_work"], ascending=[False, True]).iloc[0]
-    target, limit = MATCH * best["recall"], WORK_LIMIT * best["index_work"]
-    hits = design[(design["recall"] >= target) & (design["index_work"] <= limit)]
-    within = design[design["index_work"] <= limit]
-    return {"ready": True, "rival": best, "target": target, "limit": limit,
-            "hit": hits.sort_values("index_work").iloc[0] if len(hits) else None,
-            "best_within": within.sort_values("recall", ascending=False).iloc[0] if len(within) else None,
-            "design_best": design.sort_values(["recall", "index_work"], ascending=[False, True]).iloc[0]}
+    return match(points[points["size"] == size], "recall", "index_work", "rival")
 
 
 def crossing(design: pd.DataFrame, rival: pd.DataFrame) -> tuple[list[float], list[float]]:
@@ -182,23 +173,8 @@ def drop(tuned: pd.DataFrame, held: pd.DataFrame, seed: int = 0) -> tuple[float,
 
 def _probes(saved: Saved, size: int) -> pd.DataFrame:
     """The answerable probes of a saved run at ``size``: chat and earned recall@1024t."""
-    at = saved.probes[saved.probes["size"] == size]
-    ok = (at["abstain"].astype(str) != "True") & pd.to_numeric(at["recall@10"], errors="coerce").notna()
-    return pd.DataFrame({"chat": at.loc[ok, "chat"], "recall": pd.to_numeric(at.loc[ok, RECALL], errors="coerce")}).dropna()
-
-
-def _axis(ax, work: str) -> None:
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-    ax.set_xlabel(LABEL[work] + "; log scale", fontsize=8)
-    ax.grid(alpha=0.3)
-
-
-def _colours(points: pd.DataFrame) -> dict[str, str]:
-    flat = iter(COLOURS["flat"])
-    return {name: COLOURS["design"][0] if role == "design" else next(flat)
-            for name, role in points.groupby("system", sort=False)["role"].first().items()}
+    _, ok = answerable_probes(saved.probes[saved.probes["size"] == size])
+    return pd.DataFrame({"chat": ok["chat"], "recall": pd.to_numeric(ok[RECALL], errors="coerce")}).dropna()
 
 
 def plot_size(points: pd.DataFrame, size: int, path: Path) -> Path:
@@ -206,7 +182,7 @@ def plot_size(points: pd.DataFrame, size: int, path: Path) -> Path:
     one haystack size: every held-out point, each system's front on that panel's measure, and the
     question's lines."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    colours, at = _colours(points), points[points["size"] == size]
+    colours, at = system_colours(points), points[points["size"] == size]
     for ax, work in zip(axes, ("index_work", "scored")):
         shown = at[at[work] > 0]
         on = front_mask(shown, work)
@@ -215,7 +191,7 @@ def plot_size(points: pd.DataFrame, size: int, path: Path) -> Path:
             f = part[on.loc[part.index]].sort_values(work)
             ax.step(f[work], f["recall"], where="post", color=colours[name], lw=1.3)
             ax.scatter(f[work], f["recall"], s=26, color=colours[name], label=f"{name} ({len(part)} points)")
-        _axis(ax, work)
+        log_work_axis(ax, LABEL[work] + "; log scale", fontsize=8)
         ax.legend(fontsize=8, loc="lower right")
     a = answer(points, size)
     if a["ready"]:
@@ -230,7 +206,7 @@ def plot_size(points: pd.DataFrame, size: int, path: Path) -> Path:
 def plot_slopes(points: pd.DataFrame, path: Path) -> Path:
     """Each held-out point's recall, index work and memories scored against haystack size."""
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
-    colours = _colours(points)
+    colours = system_colours(points)
     for (name, _), part in points.groupby(["system", "trial"], sort=False):
         part = part.sort_values("size")
         for ax, col in zip(axes, ("recall", "index_work", "scored")):
@@ -266,17 +242,18 @@ def _slopes(points: pd.DataFrame) -> list[str]:
     return [table(pd.DataFrame(rows, columns=head), head), ""]
 
 
-def drops(frame: pd.DataFrame, points: pd.DataFrame, plan: dict, work: Path) -> list[str]:
+def drops(frame: pd.DataFrame, points: pd.DataFrame, plan: dict, work: Path,
+          loaded: dict[Path, Saved | str]) -> list[str]:
     """Each system's chosen point (its tuning front's best recall, on tuning values): recall on the
-    tuning chats and on the held-out ones at the tuning size, and the drop with its interval."""
+    tuning chats and on the held-out ones at the tuning size (``loaded``: the held-out runs ``sized``
+    read), and the drop with its interval."""
     size, rows = int(plan["tune_size"]), []
     for _, c in chosen(frame).iterrows():
         held = points[(points["system"] == c["system"]) & (points["trial"] == c["trial"]) & (points["size"] == size)]
         tuned = _saved(work / c["system"] / str(c["trial"]))
         if held.empty or isinstance(tuned, str):
             continue
-        held_saved = _saved(work / c["system"] / "held_out" / str(held["job"].iloc[0]))
-        t, h = _probes(tuned, size), _probes(held_saved, size)
+        t, h = _probes(tuned, size), _probes(loaded[work / c["system"] / "held_out" / str(held["job"].iloc[0])], size)
         if t.empty or h.empty:
             continue
         d, lo, hi = drop(t, h)
@@ -351,7 +328,7 @@ def write_report(plan: dict, work: Path, out: Path, trials: int, walls: dict) ->
     """Write the study's report into ``out`` (module docstring); returns report.md's path."""
     out.mkdir(parents=True, exist_ok=True)
     frame, studies = collect(plan, work, out)
-    points, failed = sized(frame, studies, work)
+    points, failed, loaded = sized(frame, studies, work)
     if points.empty:
         raise ReportError(f"{work}: no held-out run to report (run the study first)"
                           + (f"; failed: {'; '.join(failed)}" if failed else ""))
@@ -399,7 +376,7 @@ def write_report(plan: dict, work: Path, out: Path, trials: int, walls: dict) ->
     lines += ["## From tuning to held-out chats", "",
               f"Each system's chosen point (its tuning front's best recall, chosen on tuning values), at the tuning "
               f"haystack ({int(plan['tune_size']):,}); the interval resamples chats in both halves.", "",
-              *drops(frame, points, plan, work), ""]
+              *drops(frame, points, plan, work, loaded), ""]
     lines += ["## Each system's study", "", *(f"- [`{n}`]({n}/report.md)" for n in studies), ""]
     imp = _importance_lines(plan, out)
     if imp:

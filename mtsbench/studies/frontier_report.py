@@ -81,21 +81,25 @@ def held_front(frame: pd.DataFrame) -> pd.Series:
     return mask
 
 
-def answer(frame: pd.DataFrame) -> dict:
-    """The study's question on the held-out half (module docstring)."""
-    evaluated = frame[frame["held_out_recall"].notna() & frame["held_out_work"].notna()]
-    flat = evaluated[evaluated["role"] == "flat"]
+def answer(frame: pd.DataFrame, recall: str = "held_out_recall", work: str = "held_out_work",
+           against: str = "flat") -> dict:
+    """The study's question (module docstring) over the points with both ``recall`` and ``work``:
+    the best point of role ``against`` (recall first, then less work; under the key ``against``)
+    and the design's points with recall >= ``MATCH`` of its recall at <= ``WORK_LIMIT`` of its
+    work; ``ready`` False without points of both roles."""
+    evaluated = frame[frame[recall].notna() & frame[work].notna()]
+    rivals = evaluated[evaluated["role"] == against]
     design = evaluated[evaluated["role"] == "design"]
-    if flat.empty or design.empty:
+    if rivals.empty or design.empty:
         return {"ready": False}
-    best = flat.sort_values(["held_out_recall", "held_out_work"], ascending=[False, True]).iloc[0]
-    target, limit = MATCH * best["held_out_recall"], WORK_LIMIT * best["held_out_work"]
-    hits = design[(design["held_out_recall"] >= target) & (design["held_out_work"] <= limit)]
-    within = design[design["held_out_work"] <= limit]
-    top = design.sort_values(["held_out_recall", "held_out_work"], ascending=[False, True]).iloc[0]
-    return {"ready": True, "flat": best, "target": target, "limit": limit,
-            "hit": hits.sort_values("held_out_work").iloc[0] if len(hits) else None,
-            "best_within": within.sort_values("held_out_recall", ascending=False).iloc[0] if len(within) else None,
+    best = rivals.sort_values([recall, work], ascending=[False, True]).iloc[0]
+    target, limit = MATCH * best[recall], WORK_LIMIT * best[work]
+    hits = design[(design[recall] >= target) & (design[work] <= limit)]
+    within = design[design[work] <= limit]
+    top = design.sort_values([recall, work], ascending=[False, True]).iloc[0]
+    return {"ready": True, against: best, "target": target, "limit": limit,
+            "hit": hits.sort_values(work).iloc[0] if len(hits) else None,
+            "best_within": within.sort_values(recall, ascending=False).iloc[0] if len(within) else None,
             "design_best": top}
 
 
@@ -121,14 +125,27 @@ def chosen(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def system_colours(frame: pd.DataFrame) -> dict[str, str]:
+    """A colour per system of ``frame`` (its ``role`` column): the design's red, the others' in turn."""
+    flat = iter(COLOURS["flat"])
+    return {name: COLOURS["design"][0] if role == "design" else next(flat)
+            for name, role in frame.groupby("system", sort=False)["role"].first().items()}
+
+
+def log_work_axis(ax, label: str, fontsize=None) -> None:
+    """A log-scale work axis labelled in whole numbers, with a grid."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    ax.set_xlabel(label, fontsize=fontsize)
+    ax.grid(alpha=0.3)
+
+
 def plot_fronts(frame: pd.DataFrame, path: Path) -> Path:
     """Two panels, recall against work per turn (log): the tuning trials and fronts, and the
     held-out evaluations of the fronts with each system's held-out front."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    colours = {}
-    flat_colours = iter(COLOURS["flat"])
-    for name, part in frame.groupby("system", sort=False):
-        colours[name] = COLOURS["design"][0] if part["role"].iloc[0] == "design" else next(flat_colours)
+    colours = system_colours(frame)
     mask = held_front(frame)
     for name, part in frame.groupby("system", sort=False):
         c = colours[name]
@@ -152,12 +169,8 @@ def plot_fronts(frame: pd.DataFrame, path: Path) -> Path:
                      fontsize=8, color="grey")
     for ax, title in zip(axes, ("Tuning half: every trial, each system's front",
                                 "Held-out half: each tuning-front point, each system's held-out front")):
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-        ax.set_xlabel("total work per turn (memories scored, every search; log scale)")
+        log_work_axis(ax, "total work per turn (memories scored, every search; log scale)")
         ax.set_title(title)
-        ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
     axes[0].set_ylabel("earned recall@1024t")
     return save(fig, path)
