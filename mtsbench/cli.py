@@ -96,7 +96,7 @@ def _run_main(argv: list[str]) -> int:
         return _check_and_run(argv, workers)
     finally:
         for executor in workers:          # those the sweep's launcher did not adopt
-            executor.shutdown(wait=False, kill_workers=True)
+            executor.shutdown(wait=True, kill_workers=True)
 
 
 def _lane_workers(argv: list[str]) -> list:
