@@ -106,3 +106,12 @@ def test_a_sample_keeps_each_modules_share_and_the_report_gives_its_interval(mut
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "| outside the stratified sample (`--sample`) | 32 |" in text
     assert f"**7 of 8 (87.5%)**, 95% Wilson interval {mutation.wilson(7, 8)}" in text
+
+
+@pytest.mark.parametrize("argv", [["run", "--work", "w", "--out", "o"], ["report", "--work", "w", "--out", "o"]])
+def test_folders_given_relative_are_made_absolute(mutation, tmp_path, monkeypatch, argv):
+    """`make mutants SAMPLE=N` passes --work multirun/mutation_sample: the baseline's coverage run starts in
+    that folder, where the relative path named nothing (the run stopped, 'the suite fails')."""
+    monkeypatch.chdir(tmp_path)
+    ns = mutation.parser().parse_args(argv)
+    assert ns.work == tmp_path / "w" and ns.out == tmp_path / "o"
