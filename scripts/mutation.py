@@ -189,11 +189,12 @@ def run(work: Path, modules: list[str], n: int | None = None, seed: int = 0) -> 
         raise SystemExit(f"{session}: this session was made with {made or 'no sample'}; run it again alike to "
                          f"resume it, or use another --work")
     if not session.exists():
+        covered = covered_lines(src, work)      # first: a suite that fails leaves no half-made session
         subprocess.run([bin_path("cosmic-ray"), "init", str(config.resolve()), str(session.resolve())], cwd=src,
                        check=True)
         subprocess.run([bin_path("cr-filter-operators"), str(session.resolve()), str(config.resolve())], cwd=src,
                        check=True)
-        print(f"{filter_not_run(session, covered_lines(src, work))} mutants on lines the suite never runs: skipped")
+        print(f"{filter_not_run(session, covered)} mutants on lines the suite never runs: skipped")
         if wanted is not None:
             chosen.write_text(json.dumps(wanted))
             print(f"{filter_sample(session, n, seed)} mutants outside a stratified sample of {n} (seed {seed}): skipped")
