@@ -347,21 +347,19 @@ def folder(text: str) -> Path:
 
 
 def parser() -> argparse.ArgumentParser:
+    session = argparse.ArgumentParser(add_help=False)      # what run and report both take
+    session.add_argument("--work", type=folder, default=REPO / "multirun" / "mutation")
+    session.add_argument("--out", type=folder, default=REPO / "experiments" / "mutation")
+    session.add_argument("--partial", help="label the report as partial, with this text")
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="prepare (once), execute what is pending, report")
+    p = sub.add_parser("run", parents=[session], help="prepare (once), execute what is pending, report")
     p.add_argument("--modules", nargs="+", default=MODULES, help="module files or folders (default: the design's)")
-    p.add_argument("--work", type=folder, default=REPO / "multirun" / "mutation")
-    p.add_argument("--out", type=folder, default=REPO / "experiments" / "mutation")
-    p.add_argument("--partial", help="label the report as partial, with this text")
     p.add_argument("--sample", type=int, help="run a stratified random sample of N of the mutants (per module)")
     p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     p = sub.add_parser("suite", help="the test command: the behaviour suite, stopping at its first failure")
     p.add_argument("--src", type=folder, help="the folder holding the mtsbench to test (default: the installed one)")
-    p = sub.add_parser("report", help="report.md and mutants.csv from a session and the triage")
-    p.add_argument("--work", type=folder, default=REPO / "multirun" / "mutation")
-    p.add_argument("--out", type=folder, default=REPO / "experiments" / "mutation")
-    p.add_argument("--partial", help="label the report as partial, with this text")
+    sub.add_parser("report", parents=[session], help="report.md and mutants.csv from a session and the triage")
     return parser
 
 
