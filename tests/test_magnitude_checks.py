@@ -1,6 +1,7 @@
 """Expectations that say how much and in what order (issue 53): a probe's ``order``, a tier's
-lower bound (``tier: {min: N}``), attention compared with another memory's (``above``) and the
-arousal a memory received (``arousal: {step, since, min, max, above}``).
+lower bound (``tier: {min: N}``), attention compared with another memory's (``above``), the
+arousal a memory received (``arousal: {step, since, min, max, above}``) and the work a step did
+(``expect.cost: {KIND: {min, max}}``).
 
 Each kind passes and fails on one small scenario written here, run in-process under the
 reference configuration (the values are read from the run, nothing is mocked); a malformed
@@ -18,7 +19,7 @@ import yaml
 from mtsbench.config.composition import compose
 from mtsbench.harness.runner import run_scenario
 from mtsbench.scenario import ScenarioError, load_scenario
-from mtsbench.scenario.model import ArousalCheck, StepAttentionCheck, TierCheck
+from mtsbench.scenario.model import ArousalCheck, Range, StepAttentionCheck, TierCheck
 
 # The garden's field on day 0, two unrelated remarks, six weeks of quiet, then the garden returns
 # (``back``): it arouses the garden's memories and, with the hashing embedder, nothing of the whales.
@@ -149,6 +150,14 @@ BAD = {
         "expect.order: names step 'hose' twice; expected distinct steps, best first",
     "probe: Where?\n    expect: {order: [hose, rose]}": "expect.order[1]: refers to unknown step 'rose'; did you mean 'roses'?",
     "say: Hello.\n    expect: {order: [hose, roses]}": "expect.order: only allowed on probe steps, not on a 'say' step",
+    "probe: Where?\n    expect: {cost: {arousal_score: {max: 1}}}":
+        "expect.cost.arousal_score: 'arousal_score' is not a known key; did you mean 'arousal_scored'?",
+    "probe: Where?\n    expect: {cost: {scored: {min: -1}}}": "expect.cost.scored.min: expected a number >= 0, got -1",
+    "probe: Where?\n    expect: {cost: {scored: {min: 3, max: 1}}}":
+        "expect.cost.scored: expected min <= max, got min 3 above max 1",
+    "probe: Where?\n    expect: {cost: {scored: {}}}": "expect.cost.scored: expected 'min: N', 'max: N' or both",
+    "idle: 1h\n    expect: {cost: {scored: {max: 1}}}":
+        "expect.cost: only allowed on say, reply, perceive and probe steps, not on an 'idle' step",
 }
 
 
@@ -172,6 +181,11 @@ def test_the_schema_agrees(schema_valid):
     assert not valid("check: {tier: {step: whales}}")
     assert not valid("check: {arousal: {step: roses, amount: 1}}")
     assert not valid("probe: Where?\n    expect: {order: [hose]}")
+    assert valid("probe: Where?\n    expect: {cost: {scored: {max: 3}, tiers_searched: {min: 1}}}")
+    assert valid("say: Hi.\n    expect: {cost: {llm_calls: {max: 1}}}")
+    assert not valid("probe: Where?\n    expect: {cost: {arousal_score: {max: 1}}}")
+    assert not valid("probe: Where?\n    expect: {cost: {scored: {}}}")
+    assert not valid("probe: Where?\n    expect: {cost: {}}")
 
 
 def test_a_failing_order_is_exit_1_and_one_line(cli, tmp_path):
@@ -180,3 +194,55 @@ def test_a_failing_order_is_exit_1_and_one_line(cli, tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     line = next(line for line in done.stdout.splitlines() if "| order |" in line)
     assert line.startswith("| mag_fails | 6 | ask | order | whales:") and line.endswith("| whales > hose |"), line
+
+
+# Three turns of one morning (no summary yet, every memory in reach), then a probe using 2 memories.
+COST = """\
+id: mag
+title: The work of a step
+language: en
+start: 2026-03-02T08:00:00
+steps:
+  - {id: a, at: d0 10:00, say: "I pruned the roses in the garden this morning.", hints: {salience: 4}}
+  - {id: b, at: d0 10:05, say: "I bought a longer hose for watering the garden.", hints: {salience: 3}}
+  - id: c
+    at: d0 10:10
+    say: "The compost heap at the back of the garden is ready."
+    hints: {salience: 3}
+    expect: {cost: {scored: {min: 2, max: 2}, llm_calls: {max: 0}, arousal_scored: {min: 9, max: 9}}}
+  - id: ask
+    at: d0 10:30
+    probe: "What did I buy for watering the garden?"
+    motivation: 1.0
+    expect: {recall: [b], k: 2, cost: {scored: {min: 3, max: 3}, tiers_searched: {min: 4}, arousal_scored: {max: 5},
+                                        distances: {min: 9, max: 9}}}
+"""
+
+
+def test_cost_rows_hold_the_hand_counted_work(tmp_path):
+    """By hand: labelling ``c`` scores the 2 memories held and asks the LLM once; it recalls the 2 it
+    associates and perceives ``c``, each arousing its field by scanning all 3 memories: 3 x 3 = 9.
+    The probe at motivation 1 searches all 4 tiers, scores the 3 memories, and recalling the 2 it
+    uses scans all 3 for each: 6 scored by arousal, 3 + 6 = 9 distances."""
+    rows = run_scenario(compose([])[0], load_scenario(write(tmp_path, COST, "cost"))).rows
+    cost = {(r["step"], r["expected"]): (r["passed"], r["value"]) for r in rows if r["check"] == "cost"}
+    assert cost == {("c", "scored [2, 2]"): (True, 2), ("c", "arousal_scored [9, 9]"): (True, 9),
+                    ("c", "llm_calls <= 0"): (False, 1),
+                    ("ask", "scored [3, 3]"): (True, 3), ("ask", "tiers_searched >= 4"): (True, 4),
+                    ("ask", "arousal_scored <= 5"): (False, 6), ("ask", "distances [9, 9]"): (True, 9)}
+    probe = next(r for r in rows if r["check"] == "probe")
+    assert probe["passed"] is True         # the probe row is its recall's verdict; the cost rows stand apart
+
+
+def test_the_loader_keeps_the_cost_bounds(tmp_path):
+    steps = load_scenario(write(tmp_path, COST, "cost")).steps
+    assert steps[2].expect.cost == (("scored", Range(2, 2)), ("arousal_scored", Range(9, 9)), ("llm_calls", Range(None, 0)))
+    assert steps[3].expect.cost[:2] == (("scored", Range(3, 3)), ("tiers_searched", Range(4, None)))
+
+
+def test_a_failing_cost_is_exit_1_and_one_line_per_kind(cli, tmp_path):
+    done = cli("check", write(tmp_path, COST, "cost_fails"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = [line for line in done.stdout.splitlines() if "| cost |" in line]
+    assert failed == ["| cost_fails | 2 | c | cost | 1.0 | llm_calls <= 0 |",
+                      "| cost_fails | 3 | ask | cost | 6.0 | arousal_scored <= 5 |"], done.stdout

@@ -28,6 +28,27 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 
+# The work one step is charged (a row of results.parquet, a probe's ``expect.cost``), in column order:
+# name -> what it counts (mtsbench.systems.base.Cost holds them; background processes are reported apart).
+STEP_COSTS: dict[str, str] = {
+    "scored": "memories scored by the step's searches",
+    "tiers_searched": "the deepest tier the step's search reached",
+    "index_queries": "index queries",
+    "arousal_scored": "memories scored by regional arousal's neighbour searches",
+    "distances": "vector distances computed by every index query",
+    "index_inserts": "vectors inserted into a graph index",
+    "insert_distances_est": "distances of those inserts (estimated)",
+    "index_moves": "memories moved between tiers",
+    "llm_calls": "LLM calls",
+    "tokens": "LLM tokens, prompt and completion",
+    "prompt_tokens": "LLM prompt tokens",
+    "completion_tokens": "LLM completion tokens",
+    "llm_retries": "LLM calls retried",
+    "llm_failures": "LLM calls that failed after their retries",
+    "association_scored": "memories scored by a probe's own labelling",
+}
+
+
 class Tally(dict):
     """What a scope was charged, by key; a key never charged reads 0."""
 

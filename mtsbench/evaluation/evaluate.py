@@ -64,15 +64,21 @@ def _row(rec, check: str, passed, value, expected, **extra) -> dict:
 
 
 def observation_rows(rec, step) -> list[dict]:
-    """The ``attention`` expectation on a say/reply/perceive step (the labelled score)."""
+    """The ``attention`` expectation on a say/reply/perceive step (the labelled score), then its ``cost``."""
     want = step.expect.attention
     if want is None:
-        return []
+        return cost_rows(rec, step)
     if rec.unsupported:           # the system labels nothing: not applicable, never a failure
-        return [_row(rec, "attention", None, UNSUPPORTED_VALUE, describe_range(want))]
+        return [_row(rec, "attention", None, UNSUPPORTED_VALUE, describe_range(want)), *cost_rows(rec, step)]
     score = None if pd.isna(rec.score) else float(rec.score)
     value = None if score is None else round(score, 4)
-    return [_row(rec, "attention", want.contains(score), value, describe_range(want))]
+    return [_row(rec, "attention", want.contains(score), value, describe_range(want)), *cost_rows(rec, step)]
+
+
+def cost_rows(rec, step) -> list[dict]:
+    """One ``cost`` row per bounded cost column: the step's own count of that work in [min, max]."""
+    return [_row(rec, "cost", bounds.contains(int(getattr(rec, name))), int(getattr(rec, name)),
+                 f"{name} {describe_range(bounds)}") for name, bounds in step.expect.cost]
 
 
 def _provenance(rec, column: str = "ranked_provenance") -> list[tuple[str, ...]] | None:
@@ -118,6 +124,7 @@ def probe_rows(rec, step, depths: tuple[int, ...] = (), budgets: tuple[int, ...]
         verdicts.append(in_order(ranks, step.expect.order))
         out.append(_row(rec, "order", verdicts[-1], _ranks_text(ranks), " > ".join(step.expect.order), k=k,
                         ranks=_ranks_text(ranks)))
+    out += cost_rows(rec, step)
     passed = all(verdicts) if verdicts else None
     head = _row(rec, "probe", passed, own["recall"], " ".join(step.expect.recall) or None, k=k, **own)
     tokens = [] if rec.ranked_tokens is None else [int(t) for t in rec.ranked_tokens]

@@ -75,6 +75,7 @@ def expectations(scenario) -> list[tuple[int, str]]:
         out += [(step.index, name) for name, on in (("attention", e.attention), ("recall", e.recall),
                                                       ("absent", e.absent), ("order", e.order),
                                                       ("event", e.event)) if on]
+        out += [(step.index, "cost")] * len(e.cost)
         out += [(step.index, CHECK_NAMES[type(c).__name__]) for c in step.checks]
     return out
 

@@ -39,12 +39,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..core.costs import STEP_COSTS
 from ..systems.base import TEXT_CUT, UNSUPPORTED, Outcome, Ranking
 
 FILE = "results.parquet"
-COST_COLUMNS = ["scored", "tiers_searched", "index_queries", "arousal_scored", "distances", "index_inserts",
-                "insert_distances_est", "index_moves", "llm_calls", "tokens", "prompt_tokens", "completion_tokens",
-                "llm_retries", "llm_failures", "association_scored"]
+COST_COLUMNS = list(STEP_COSTS)
 STEP_RECORDS = ("observe", "probe", "idle", "tick", "reply")   # the records that carry a step's own work
 
 SCHEMA = pa.schema([

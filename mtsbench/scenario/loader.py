@@ -436,6 +436,12 @@ def _hints(m: sp.Hints) -> Hints:
                  tuple(Impression(f.key or "", f.text, f.belief, f.ttl) for f in m.infer) if m.infer else ())
 
 
+def _cost(m: sp.StepCost | None) -> tuple[tuple[str, Range], ...]:
+    """The bounds given, by cost column (in ``STEP_COSTS``' order)."""
+    given = {} if m is None else m.model_dump(exclude_none=True)
+    return tuple((name, Range(b.get("min"), b.get("max"))) for name, b in given.items())
+
+
 def _expect(m: sp.ObservedExpect | sp.ProbeExpect, refs: _Refs) -> Expect:
     if isinstance(m, sp.ObservedExpect):
         attention = None if m.attention is None else Range(m.attention.min, m.attention.max)
@@ -443,7 +449,7 @@ def _expect(m: sp.ObservedExpect | sp.ProbeExpect, refs: _Refs) -> Expect:
         if m.event is not None:
             event = (EventExpect(same_as=refs.one("expect.event.same_as", m.event.same_as))
                      if m.event.same_as is not None else EventExpect(new=True))
-        return Expect(attention=attention, event=event)
+        return Expect(attention=attention, event=event, cost=_cost(m.cost))
     recall, absent = refs.many("expect.recall", m.recall), refs.many("expect.absent", m.absent)
     sessions = tuple((name, refs.many(f"expect.recall_sessions.{name}", ids))
                      for name, ids in m.recall_sessions.items())
@@ -457,7 +463,8 @@ def _expect(m: sp.ObservedExpect | sp.ProbeExpect, refs: _Refs) -> Expect:
     if len(set(order)) < len(order):
         twice = next(o for i, o in enumerate(order) if o in order[:i])
         raise _Problem("expect.order", f"names step '{twice}' twice; expected distinct steps, best first")
-    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions, recall_roles=roles, order=order)
+    return Expect(recall=recall, absent=absent, k=m.k, recall_sessions=sessions, recall_roles=roles, order=order,
+                  cost=_cost(m.cost))
 
 
 def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:

@@ -176,7 +176,8 @@ Check = Union[BeliefCheck, ConjectureCheck, StepAttentionCheck, TierCheck, Event
 class Expect:
     """Expectations: ``attention``/``event`` on say, reply, perceive; ``recall``/``absent``/``k``,
     ``order`` (steps the probe's ranking must name in this order) and ``recall_sessions``
-    (session name -> its step ids, in file order) on probe."""
+    (session name -> its step ids, in file order) on probe; ``cost`` (a cost column of the step's
+    own row -> its bounds) on any of them."""
 
     attention: Range | None = None
     event: EventExpect | None = None
@@ -186,6 +187,7 @@ class Expect:
     recall_sessions: tuple[tuple[str, tuple[str, ...]], ...] = ()
     recall_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
     order: tuple[str, ...] = ()
+    cost: tuple[tuple[str, Range], ...] = ()
 
 
 @dataclass(frozen=True)

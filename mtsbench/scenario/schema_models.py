@@ -97,7 +97,7 @@ class ProbeStep(_Step):
     hints: Optional[Hints] = None
     """Accepted, but no system reads a probe's hints."""
     expect: Optional[ProbeExpect] = None
-    """What the probe must find: recall, absent, k, recall_sessions, recall_roles."""
+    """What the probe must find: recall, absent, k, recall_sessions, recall_roles; and its cost."""
 
 
 class IdleStep(_Step):
@@ -123,6 +123,7 @@ STEP_MODELS = {"say": SayStep, "reply": ReplyStep, "perceive": PerceiveStep, "pr
 STEP_PLACES = {key: tuple(k for k, m in STEP_MODELS.items() if key in m.model_fields) for key in STEP_KEYS}
 EXPECT_PLACES = {**{key: OBSERVED_KINDS for key in ObservedExpect.model_fields},
                  **{key: ("probe",) for key in ProbeExpect.model_fields}}
+EXPECT_PLACES["cost"] = (*OBSERVED_KINDS, "probe")      # the one expectation of every kind with a row
 _Step._places = STEP_PLACES
 assert set(EXPECT_PLACES) == set(EXPECT_KEYS) and set(STEP_MODELS) == set(STEP_KINDS)
 

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Optional, Union
 
-from pydantic import BeforeValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import BeforeValidator, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
+
+from ..core.costs import STEP_COSTS
 
 from .model import CHECK_NAMES
 from .schema_base import Strict
 from .schema_types import (Bool, Count, Duration, K, NonNegative, OrderList, Ref, RefList, RefOrRefs, Salience,
                            Scalar, Sessions, Text, TrueOnly, Unit, fail, list_of)
 
-EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "order", "recall_sessions", "recall_roles")
+EXPECT_KEYS = ("attention", "event", "recall", "absent", "k", "order", "recall_sessions", "recall_roles", "cost")
 
 
 class Fact(Strict):
@@ -88,6 +90,38 @@ class AttentionRange(Strict):
     _order = model_validator(mode="after")(_ordered)
 
 
+class CostBounds(Strict):
+    """The step's own count of one kind of work must lie in [min, max] (a side not given is open)."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["max"]}, {"required": ["min"]}]})
+    min: Optional[NonNegative] = None
+    """Lowest count that passes (>= 0)."""
+    max: Optional[NonNegative] = None
+    """Highest count that passes (>= 0)."""
+    _order = model_validator(mode="after")(_ordered)
+
+    @classmethod
+    def _more(cls, data: dict) -> None:
+        if "max" not in data and "min" not in data:
+            raise fail("expected 'min: N', 'max: N' or both")
+
+
+_CostKinds = create_model("_CostKinds", __base__=Strict,
+                          **{name: (Optional[CostBounds], Field(None, description=what)) for name, what in STEP_COSTS.items()})
+
+
+class StepCost(_CostKinds):
+    """The work the step itself did, by kind (its row's cost columns, mtsbench.core.costs.STEP_COSTS): each
+    kind named maps to its bounds, e.g. {tiers_searched: {max: 2}, arousal_scored: {min: 100, max: 100}}."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    @classmethod
+    def _more(cls, data: dict) -> None:
+        if not data:
+            raise fail(f"expected one or more of {', '.join(STEP_COSTS)}")
+
+
 class EventExpect(Strict):
     """Exactly one of {same_as: STEP} (the step's event is the one of STEP) or {new: true} (it starts one)."""
 
@@ -115,6 +149,8 @@ class ObservedExpect(Strict):
     """Where the step's labelled attention must lie, e.g. {min: 6}."""
     event: Optional[EventExpect] = None
     """Which event the step's event tag must join."""
+    cost: Optional[StepCost] = None
+    """Bounds on the work the step itself did (its labelling, the arousal it caused), by kind."""
 
 
 class ProbeExpect(Strict):
@@ -136,6 +172,8 @@ class ProbeExpect(Strict):
     recall_roles: Sessions = Field(default_factory=dict)
     """{ROLE: [STEP, ...]}: what each part of the evidence is, in the data set's order (BEAM's original_info
     then updated_info); every step also in recall; read by later_above@Bt / later_wins@Bt (not pass/fail)."""
+    cost: Optional[StepCost] = None
+    """Bounds on the work the probe itself did (its search, the arousal its recall caused), by kind."""
 
 
 class NoExpect(Strict):
