@@ -174,11 +174,12 @@ behaviour: install
 # Wall time: 1,992 mutants to run (of 8,127 generated), 55 s each on the shared machine, ~26 s of CPU for a
 # survivor: about 12-15 hours on a free 2-core machine (experiments/mutation/notes.md).
 # SAMPLE=N runs a stratified random sample of N mutants (per module; SEED=S, default 0) in multirun/mutation_sample.
+# RERUN=1 runs that session's survivors and pending mutants again against the current suite (after checks were added).
 MODULES ?=
 mutants: install
 	$(PY) -c "import cosmic_ray, coverage" 2>/dev/null || $(PY) -m pip install --quiet ".[mutation]"
-	nice -n 10 $(PY) scripts/mutation.py run $(if $(MODULES),--modules $(MODULES)) \
-	  $(if $(SAMPLE),--sample $(SAMPLE) --seed $(or $(SEED),0) --work multirun/mutation_sample)
+	nice -n 10 $(PY) scripts/mutation.py $(if $(RERUN),rerun,run) $(if $(MODULES),--modules $(MODULES)) \
+	  $(if $(SAMPLE),$(if $(RERUN),,--sample $(SAMPLE) --seed $(or $(SEED),0)) --work multirun/mutation_sample)
 
 # The realistic one-line mutants (scripts/realistic_mutants.py), each judged by the exit codes of check and
 # check --matrix on the installed package: the table goes to experiments/mutation/realistic.md (~12 suite runs).

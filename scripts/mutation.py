@@ -20,6 +20,14 @@ Subcommands (each prints what it does; paths are relative to the repository):
     is part of the session, so a resumed run keeps it). Then ``cosmic-ray exec`` and ``report``
     (with a sample, the kill rate is an estimate: its 95% Wilson interval is given). Default
     modules: ``mechanisms/``, ``memory/``, ``processes/`` and ``systems/mts/`` (the design's system).
+``rerun [--work DIR] [--modules PATH ...]``
+    Run the session's survivors and pending mutants again against the current suite (after checks
+    were added): a fresh copy of the source in ``DIR/rerun/src``, a session ``DIR/rerun/session.sqlite``
+    over the same modules that keeps only the mutants (by id) that survived or were pending in
+    ``DIR``'s session (the others skipped: a check added later cannot revive a killed mutant, as
+    the suite only grows); resumable as ``run``. ``report`` then takes each mutant's outcome from
+    the rerun where it ran there (a mutant whose module changed since has a new id and keeps its
+    first outcome; the report counts them).
 ``suite [--src DIR]``
     The test command cosmic-ray runs per mutant: the bundled checks, then the matrix on hashing one
     mechanism at a time, stopping at the first failure (exit 1) -- the same verdict as the two
@@ -56,6 +64,7 @@ MODULES = ["mtsbench/mechanisms", "mtsbench/memory", "mtsbench/processes", "mtsb
 COPIED = ("mtsbench", "configs", "scenarios", "cassettes")
 NOT_RUN = "not run by the behaviour suite"
 NOT_SAMPLED = "not in the sample"
+NOT_RERUN = "killed in the first pass, or outside it"
 
 
 def bin_path(name: str) -> str:
@@ -181,6 +190,41 @@ def filter_sample(session: Path, n: int, seed: int) -> int:
     return skip_pending(session, NOT_SAMPLED, unsampled)
 
 
+def execute(src: Path, config: Path, session: Path, work: Path) -> None:
+    """``cosmic-ray exec`` of what is pending; its wall time appended to ``work/exec_seconds.txt``."""
+    started = time.perf_counter()
+    try:        # stopped (Ctrl-C, SIGTERM) or not, the time spent counts: the report's per-mutant estimate
+        subprocess.run([bin_path("cosmic-ray"), "exec", str(config.resolve()), str(session.resolve())], cwd=src)
+    finally:
+        with (work / "exec_seconds.txt").open("a") as f:
+            f.write(f"{time.perf_counter() - started:.0f}\n")
+
+
+def init(src: Path, config: Path, session: Path) -> None:
+    """Create the session and leave out the operators the config excludes."""
+    subprocess.run([bin_path("cosmic-ray"), "init", str(config.resolve()), str(session.resolve())], cwd=src, check=True)
+    subprocess.run([bin_path("cr-filter-operators"), str(session.resolve()), str(config.resolve())], cwd=src,
+                   check=True)
+
+
+def rerun(work: Path, modules: list[str]) -> None:
+    """The survivors and pending mutants of ``work``'s session run again against the current suite
+    (module docstring, ``rerun``)."""
+    first = work / "session.sqlite"
+    if not first.exists():
+        raise SystemExit(f"{first}: no session to rerun; make one with run first")
+    again = {r["id"] for r in outcomes(first) if r["outcome"] in ("survived", "pending")}
+    folder = work / "rerun"
+    src, config, session = prepare(folder, modules)
+    if not session.exists():
+        covered_lines(src, folder)              # the unmutated suite must pass
+        init(src, config, session)
+        skipped = skip_pending(session, NOT_RERUN,
+                               lambda items: [i.job_id for i in items if mutant_id(i.mutations[0]) not in again])
+        print(f"rerunning {len(again)} survivors and pending mutants ({skipped} others skipped)")
+    execute(src, config, session, folder)
+
+
 def run(work: Path, modules: list[str], n: int | None = None, seed: int = 0) -> None:
     src, config, session = prepare(work, modules)
     chosen, wanted = work / "sample.json", None if n is None else {"n": n, "seed": seed}
@@ -190,20 +234,12 @@ def run(work: Path, modules: list[str], n: int | None = None, seed: int = 0) -> 
                          f"resume it, or use another --work")
     if not session.exists():
         covered = covered_lines(src, work)      # first: a suite that fails leaves no half-made session
-        subprocess.run([bin_path("cosmic-ray"), "init", str(config.resolve()), str(session.resolve())], cwd=src,
-                       check=True)
-        subprocess.run([bin_path("cr-filter-operators"), str(session.resolve()), str(config.resolve())], cwd=src,
-                       check=True)
+        init(src, config, session)
         print(f"{filter_not_run(session, covered)} mutants on lines the suite never runs: skipped")
         if wanted is not None:
             chosen.write_text(json.dumps(wanted))
             print(f"{filter_sample(session, n, seed)} mutants outside a stratified sample of {n} (seed {seed}): skipped")
-    started = time.perf_counter()
-    try:        # stopped (Ctrl-C, SIGTERM) or not, the time spent counts: the report's per-mutant estimate
-        subprocess.run([bin_path("cosmic-ray"), "exec", str(config.resolve()), str(session.resolve())], cwd=src)
-    finally:
-        with (work / "exec_seconds.txt").open("a") as f:
-            f.write(f"{time.perf_counter() - started:.0f}\n")
+    execute(src, config, session, work)
 
 
 # -- the report -------------------------------------------------------------------------------------
@@ -268,8 +304,30 @@ def load_triage(path: Path) -> dict[str, dict]:
     return data
 
 
+def merge_rerun(rows: list[dict], session: Path) -> dict[str, int]:
+    """Each survivor or pending mutant of ``rows`` that the rerun ``session`` ran takes its outcome
+    there (marked ``rerun``); counts: ran again, survivors killed now, first-pass mutants the rerun
+    could not find (their module changed, so their id did)."""
+    if not session.exists():
+        return {}
+    latest = {r["id"]: r for r in outcomes(session)}
+    counts = {"ran again": 0, "survivors killed now": 0, "not found in the rerun": 0}
+    for r in rows:
+        if r["outcome"] not in ("survived", "pending"):
+            continue
+        new = latest.get(r["id"])
+        if new is None:
+            counts["not found in the rerun"] += 1
+        elif new["outcome"] in ("killed", "survived", "incompetent"):
+            counts["ran again"] += 1
+            counts["survivors killed now"] += r["outcome"] == "survived" and new["outcome"] == "killed"
+            r.update(outcome=new["outcome"], diff=new["diff"], rerun=True)
+    return counts
+
+
 def report(work: Path, out: Path, partial: str | None) -> None:
     rows = outcomes(work / "session.sqlite")
+    again = merge_rerun(rows, work / "rerun" / "session.sqlite")
     triage = load_triage(TRIAGE)
     counts = {k: sum(r["outcome"] == k for r in rows) for k in
               ("killed", "survived", "incompetent", "not run", "not sampled", "filtered", "pending")}
@@ -308,7 +366,8 @@ def report(work: Path, out: Path, partial: str | None) -> None:
               f"| survivors triaged equivalent | {len(equivalent)} |",
               f"| survivors given a check that kills them (`killed_by`) | {len(killed_by)} |",
               f"| survivors in an option the suite never chooses (`not_chosen`) | {len(not_chosen)} |",
-              f"| survivors untriaged | {len(untriaged)} |", "",
+              f"| survivors untriaged | {len(untriaged)} |",
+              *[f"| rerun against the current suite (`rerun`): {k} | {v} |" for k, v in again.items()], "",
               f"Killed among the non-equivalent mutants run of the code the suite chooses (by the suite as it ran, "
               f"or by a check added since: `killed_by`): **{killed} of {judged}"
               f" ({100 * rate:.1f}%)**" + (f", 95% Wilson interval {wilson(killed, judged)} over the sampled code's "
@@ -359,6 +418,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     p = sub.add_parser("suite", help="the test command: the behaviour suite, stopping at its first failure")
     p.add_argument("--src", type=folder, help="the folder holding the mtsbench to test (default: the installed one)")
+    p = sub.add_parser("rerun", parents=[session], help="run the survivors and pending mutants again, then report")
+    p.add_argument("--modules", nargs="+", default=MODULES, help="the modules of the first run (default: the design's)")
     sub.add_parser("report", parents=[session], help="report.md and mutants.csv from a session and the triage")
     return parser
 
@@ -369,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         return suite(ns.src)
     if ns.command == "run":
         run(ns.work, ns.modules, ns.sample, ns.seed)
+    if ns.command == "rerun":
+        rerun(ns.work, ns.modules)
     report(ns.work, ns.out, ns.partial)
     return 0
 

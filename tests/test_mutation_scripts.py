@@ -85,6 +85,38 @@ def test_the_report_counts_and_triages(mutation, tmp_path, monkeypatch):
     assert (tmp_path / "out" / "mutants.csv").read_text(encoding="utf-8").count("\n") == 8
 
 
+def test_a_rerun_replaces_the_outcomes_of_what_it_ran_again(mutation, tmp_path, monkeypatch):
+    """``rerun``'s session: a survivor killed now counts killed, a pending mutant takes its outcome,
+    and a survivor whose id the rerun does not hold (its module changed) keeps its first outcome."""
+    pytest.importorskip("cosmic_ray")
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem, WorkResult
+
+    def session(path: Path, outcomes: dict[int, object]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with use_db(str(path), WorkDB.Mode.create) as db:
+            for n, outcome in outcomes.items():
+                db.add_work_item(WorkItem(f"job{n}", [MutationSpec("mtsbench/memory/memory.py", "core/AddNot", n,
+                                                                   (10 + n, 4), (10 + n, 7))]))
+                if outcome is not None:
+                    db.set_result(f"job{n}", WorkResult(WorkerOutcome.NORMAL, "", outcome, "-a\n+b"))
+
+    killed, survived = TestOutcome.KILLED, TestOutcome.SURVIVED
+    session(tmp_path / "session.sqlite", {0: killed, 1: survived, 2: survived, 3: None})
+    session(tmp_path / "rerun" / "session.sqlite", {0: None, 2: killed, 3: survived})
+    monkeypatch.setattr(mutation, "TRIAGE", tmp_path / "none.yaml")
+    mutation.report(tmp_path, tmp_path / "out", None)
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    for row in ("| killed | 2 |", "| survived | 2 |", "| still pending | 0 |",
+                "| rerun against the current suite (`rerun`): ran again | 2 |",
+                "| rerun against the current suite (`rerun`): survivors killed now | 1 |",
+                "| rerun against the current suite (`rerun`): not found in the rerun | 1 |"):
+        assert row in text, row
+    assert "**2 of 4 (50.0%)**" in text
+    assert "| `mtsbench/memory/memory.py:11:4:AddNot#1` | **untriaged** |" in text       # kept its first outcome
+    assert "| `mtsbench/memory/memory.py:13:4:AddNot#3` | **untriaged** |" in text       # pending, survived the rerun
+
+
 def test_a_sample_keeps_each_modules_share_and_the_report_gives_its_interval(mutation, tmp_path, monkeypatch):
     pytest.importorskip("cosmic_ray")
     from cosmic_ray.work_db import WorkDB, use_db
