@@ -142,6 +142,11 @@ BAD = {
     "check: {arousal: {step: roses, min: -0.5}}": "check.arousal.min: expected a number >= 0, got -0.5",
     "check: {arousal: {step: roses, amount: 1}}":
         "check.arousal.amount: 'amount' is not a known key (expected one of step, since, min, max, above)",
+    "check: {attention: {step: roses, from: roses}}": "check.attention: give either 'step' or 'from', not both",
+    "check: {attention: {min: 1}}":
+        "check.attention: expected 'step: STEP' (that step's own memory) or 'from: STEP' (the facts derived from it)",
+    "check: {attention: {from: roses, above: hose}}":
+        "check.attention.above: compares a step's own memory; use it with 'step', not 'from'",
     "check: {attention: {step: roses, above: roses}}":
         "check.attention.above: names the checked step 'roses' itself; expected another step to compare with",
     "probe: Where?\n    expect: {order: [hose]}":
@@ -246,3 +251,49 @@ def test_a_failing_cost_is_exit_1_and_one_line_per_kind(cli, tmp_path):
     failed = [line for line in done.stdout.splitlines() if "| cost |" in line]
     assert failed == ["| cost_fails | 2 | c | cost | 1.0 | llm_calls <= 0 |",
                       "| cost_fails | 3 | ask | cost | 6.0 | arousal_scored <= 5 |"], done.stdout
+
+
+# A fact stated twice (0.9) meets a weak contradicting claim (0.35): at night the claim loses
+# belief and attention, keeping 1 - strength x the winner's belief of it.
+CONFLICT = """\
+id: mag
+title: The loser's attention
+language: en
+start: 2026-05-18T18:00:00
+steps:
+  - id: berlin
+    at: d0 18:00
+    say: "I have lived in Berlin for twelve years now."
+    hints: {salience: 5, facts: [{key: user.city, text: The user lives in Berlin, value: Berlin, belief: 0.9}]}
+  - {id: chat, at: d0 18:05, say: "The weather was lovely today.", hints: {salience: 2}}
+  - id: slip
+    at: d6 18:00
+    say: "Here in Hamburg, I mean, back when I was in Hamburg, it rained a lot."
+    hints: {salience: 3, facts: [{key: user.city, text: The user lives in Hamburg, value: Hamburg, belief: 0.35}]}
+  - at: d6 22:59
+    check: {attention: [{from: slip}, {from: berlin}]}
+  - {at: d6 23:00, idle: 8h}
+  - at: d7 09:00
+    check: {attention: [{from: slip}, {from: berlin}, {from: chat, max: 10}], belief: {from: slip}}
+"""
+
+
+def test_attention_from_a_step_reads_its_facts_and_the_loser_keeps_its_share(tmp_path):
+    """Both facts exist before the night; after it, the Hamburg fact keeps 1 - 1 x b(Berlin) of the
+    attention decay alone leaves it (the same run under ablate=consolidation, read at 09:00)."""
+    scenario = load_scenario(write(tmp_path, CONFLICT, "conflict"))
+    assert scenario.steps[-1].checks[0] == StepAttentionCheck(None, None, None, None, "slip")
+
+    def read(overrides):
+        rows = [r for r in run_scenario(compose(overrides)[0], scenario).rows if r["check"] == "attention"]
+        return {(r["index"], r["expected"].split(" ")[1]): r for r in rows}
+
+    on, off = read([]), read(["ablate=consolidation"])
+    evening, morning = 3, 5
+    assert on[(evening, "slip")]["value"] == off[(evening, "slip")]["value"] > 1.0     # the same before the night
+    belief_berlin = 0.9                       # the winner's belief; the mock judges the contradiction at strength 1
+    kept = on[(morning, "slip")]["value"] / off[(morning, "slip")]["value"]
+    assert kept == pytest.approx(1 - belief_berlin, abs=0.06), kept      # restarted decay clocks move it a little
+    assert on[(morning, "berlin")]["value"] == pytest.approx(off[(morning, "berlin")]["value"], rel=0.02)
+    assert on[(morning, "chat")]["passed"] is False and on[(morning, "chat")]["value"] == "no live fact from chat"
+    assert on[(morning, "slip")]["expected"] == "from slip any"

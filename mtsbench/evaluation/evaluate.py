@@ -181,7 +181,7 @@ def judge_check(c, value) -> tuple[str, bool | None, object, str]:
     elif isinstance(c, ConjectureCheck):
         expected = f"{c.key if not c.from_ else 'from ' + steps_text(c.from_)} present={c.present}"
     elif isinstance(c, StepAttentionCheck):
-        expected = f"{c.step} " + _bounds(c)
+        expected = f"{c.step if c.from_ is None else 'from ' + c.from_} " + _bounds(c)
     elif isinstance(c, ArousalCheck):
         expected = f"{c.step} aroused{f' since {c.since}' if c.since else ''} " + _bounds(c)
     elif isinstance(c, TierCheck):
@@ -193,7 +193,7 @@ def judge_check(c, value) -> tuple[str, bool | None, object, str]:
     name = CHECK_NAMES[type(c)]
     if value is UNSUPPORTED_VALUE:
         return name, None, UNSUPPORTED_VALUE, expected
-    if isinstance(c, BeliefCheck) and c.from_ is not None and value is None:
+    if isinstance(c, (BeliefCheck, StepAttentionCheck)) and c.from_ is not None and value is None:
         return name, False, f"no live fact from {c.from_}", expected
     if isinstance(c, (StepAttentionCheck, ArousalCheck)) and isinstance(value, dict):
         own, other = value["value"], value["above"]

@@ -481,6 +481,10 @@ def _checks(raw: dict, m: sp.Checks, refs: _Refs) -> tuple:
             elif name == "conjecture":
                 sources = () if spec.from_ is None else refs.sources(field + ".from", spec.from_)
                 out.append(ConjectureCheck(spec.key, spec.present, sources))
+            elif name == "attention" and spec.from_ is not None:
+                if spec.above is not None:
+                    raise _Problem(field + ".above", "compares a step's own memory; use it with 'step', not 'from'")
+                out.append(StepAttentionCheck(None, spec.min, spec.max, None, refs.sources(field + ".from", spec.from_)[0]))
             elif name == "attention":
                 out.append(StepAttentionCheck(refs.one(field + ".step", spec.step), spec.min, spec.max,
                                               _other(refs, field, spec)))

@@ -127,12 +127,14 @@ class ConjectureCheck:
 @dataclass(frozen=True)
 class StepAttentionCheck:
     """The current attention of step ``step``'s memory lies in [min, max]; with ``above``, it
-    also exceeds the current attention of that step's memory."""
+    also exceeds the current attention of that step's memory. Or, with ``from_`` (and ``step``
+    None), the highest current attention among the live facts derived from that step does."""
 
-    step: str
+    step: str | None
     min: float | None = None
     max: float | None = None
     above: str | None = None
+    from_: str | None = None
 
 
 @dataclass(frozen=True)

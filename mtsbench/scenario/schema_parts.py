@@ -242,17 +242,25 @@ class ConjectureCheck(Strict):
 
 class AttentionCheck(Strict):
     """Passes when the current attention (long + short) of an earlier step's own memory is in [min, max]
-    and, with above, exceeds the current attention of that other step's memory."""
+    and, with above, exceeds the current attention of that other step's memory; or, with from instead of
+    step, when the highest current attention among the facts derived from that step is. Give exactly one
+    of step and from."""
 
-    step: Ref
-    """An earlier say, reply, perceive or probe step."""
+    model_config = ConfigDict(json_schema_extra=_either("step", "from"))
+    step: Ref = None
+    """An earlier say, reply, perceive or probe step: its own memory."""
+    from_: Ref = Field(None, alias="from")
+    """An earlier say, reply or perceive step: the live facts derived from it (as belief's from); several:
+    the highest attention is judged (min holds for at least one, max for every one); none: the check fails."""
     min: Optional[NonNegative] = None
     """Lowest attention that passes (>= 0)."""
     max: Optional[NonNegative] = None
     """Highest attention that passes (>= 0)."""
     above: Ref = None
-    """An earlier step whose memory's current attention this one's must exceed."""
+    """An earlier step whose memory's current attention this one's must exceed (with step only)."""
     _order = model_validator(mode="after")(_ordered)
+    _more = _subject("step", "from", "'step: STEP' (that step's own memory) or 'from: STEP' (the facts derived "
+                                     "from it)")
 
 
 def _bounded(cls, data: dict) -> None:

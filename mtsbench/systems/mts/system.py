@@ -164,6 +164,9 @@ class MtsSystem:
             if query.from_:
                 return bool(derived_from(store, "conjecture", query.from_))
             return any(store.alive[i] and store.kind_of(i) == "conjecture" for i in store.by_key.get(query.key, []))
+        if isinstance(query, StepAttentionCheck) and query.from_ is not None:
+            ids = derived_from(store, "fact", (query.from_,))
+            return float(m.attention.total(store, np.array(ids), m.now).max()) if ids else None
         if isinstance(query, StepAttentionCheck):
             i = store.by_step.get(query.step)
             return None if i is None else float(m.attention.total(store, np.array([i]), m.now)[0])
