@@ -16,8 +16,9 @@ its "ablated" cell fails (``detected``). An embedder whose extra is not installe
 
 ``mtsbench check --matrix`` is the command (``check``): the matrix table, ``matrix.csv``
 and ``pass_matrix.png`` (mechanisms x embedders, variants detected) in ``--out``; exit 1 when
-an "on" cell fails, i.e. the system as configured breaks an expectation that applies to it,
-or when a mechanism is detected by fewer variants than its *floor* on an embedder
+an "on" cell fails, i.e. the system as configured breaks an expectation that applies to it
+(with the seed design, which holds every state an expectation reads, one it leaves unsupported
+fails too: ``cell_outcome``'s ``strict``), or when a mechanism is detected by fewer variants than its *floor* on an embedder
 (``Mechanism.floor``; ``below_floor``): an ablated cell that passes as well means the
 variant no longer tells the mechanism from its absence. The cells that lost detection are
 listed (``lost``). The floor applies where ablations ran (the seed design, ``system=mts``).
@@ -100,19 +101,21 @@ def unknown(names: list[str], known, what: str) -> None:
             raise ConfigError(f"--{what} {name}: no such {what}{tip}")
 
 
-def cell_outcome(rows: pd.DataFrame) -> tuple[str, str]:
-    """(outcome, the failed expectations as text) of one variant's expectation rows.
+def cell_outcome(rows: pd.DataFrame, strict: bool = False) -> tuple[str, str]:
+    """(outcome, the failed expectations as text) of one variant's expectation rows; ``strict``
+    (the seed design, which holds every state an expectation reads): an expectation left
+    unsupported fails too, since the mechanism it checks went unchecked.
 
     >>> rows = pd.DataFrame({"check": ["probe", "recall", "tier"], "passed": [None, True, None],
     ...                      "step": ["q", "q", "w"], "value": [None, 1.0, "unsupported"]})
-    >>> cell_outcome(rows), cell_outcome(rows.iloc[[0, 2]])
-    (('pass', ''), ('n/a', ''))
+    >>> cell_outcome(rows), cell_outcome(rows.iloc[[0, 2]]), cell_outcome(rows, strict=True)
+    (('pass', ''), ('n/a', ''), ('fail', 'w tier (unsupported)'))
     >>> cell_outcome(pd.DataFrame({"check": ["absent"], "passed": [False], "step": ["q"], "value": [1.0]}))
     ('fail', 'q absent (1.0)')
     """
     expectations = rows[rows["check"] != "probe"]
-    judged = expectations[expectations["passed"].notna()]
-    failed = judged[~judged["passed"].astype(bool)]
+    judged = expectations if strict else expectations[expectations["passed"].notna()]
+    failed = judged[~judged["passed"].fillna(False).astype(bool)]
     text = "; ".join(f"{r.step} {r.check} ({r.value})" for r in failed.itertuples())
     if len(failed):
         return "fail", text
@@ -174,7 +177,7 @@ def run_matrix(overrides: list[str], out: Path, embedders=EMBEDDERS, mechanisms=
                 ablated = _run([*base, *MECHANISMS[m].ablation], files[m], out / embedder / f"ablated_{m}",
                                config_dirs)
             for f in files[m]:
-                rows.append(_row(m, f, "on", embedder, *cell_outcome(on[on["scenario"] == f.stem])))
+                rows.append(_row(m, f, "on", embedder, *cell_outcome(on[on["scenario"] == f.stem], seed_design)))
                 rows.append(_row(m, f, "ablated", embedder,
                                  *(cell_outcome(ablated[ablated["scenario"] == f.stem]) if seed_design else
                                    ("n/a", f"the ablation is of the seed design (system=mts), not "
