@@ -32,6 +32,14 @@ DIFFERS = {
         "fail", "all-MiniLM-L6-v2 is an English model: the Chinese question about the dentist appointment does "
                 "not rank the appointment in the top 3 even when every tier is searched"),
 }
+# The failing cells of DIFFERS fail exactly these expectations (matrix.csv's ``failed``): a new
+# failure in such a cell is noticed too.
+FAILS = {
+    ("sentence_transformers", "fishing_bait", "on"): "s20 arousal (0 vs meeting 0)",
+    ("sentence_transformers", "garden_roses", "on"): "s24 attention (1.9813)",
+    ("sentence_transformers", "blood_pressure", "on"): "ask order (doctor:2 pharmacy:1)",
+    ("sentence_transformers", "dentist_zh", "on"): "urgent recall (0.0); later recall (0.0); s13 tier (2)",
+}
 CELLS = [(e, m, v.stem, c) for e in behaviour.EMBEDDERS for m in behaviour.MECHANISMS for v in behaviour.variants(m)
          for c in ("on", "ablated")]
 _MATRIX: dict[str, object] = {}
@@ -63,6 +71,8 @@ def test_cell(embedder, mechanism, variant, condition, tmp_path_factory):
     want, why = DIFFERS.get((embedder, variant, condition), ("pass" if condition == "on" else "fail", ""))
     assert row["outcome"] == want, (f"{mechanism}/{variant} {condition} on {embedder}: {row['outcome']} "
                                     f"({row['failed'] or 'nothing failed'}); expected {want} {why}".strip())
+    if (embedder, variant, condition) in FAILS:
+        assert row["failed"] == FAILS[(embedder, variant, condition)], row["failed"]
 
 
 @pytest.mark.parametrize("embedder", behaviour.EMBEDDERS)

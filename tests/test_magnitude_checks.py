@@ -157,10 +157,12 @@ BAD = {
     "say: Hello.\n    expect: {order: [hose, roses]}": "expect.order: only allowed on probe steps, not on a 'say' step",
     "probe: Where?\n    expect: {cost: {arousal_score: {max: 1}}}":
         "expect.cost.arousal_score: 'arousal_score' is not a known key; did you mean 'arousal_scored'?",
-    "probe: Where?\n    expect: {cost: {scored: {min: -1}}}": "expect.cost.scored.min: expected a number >= 0, got -1",
+    "probe: Where?\n    expect: {cost: {scored: {min: -1}}}": "expect.cost.scored.min: expected an integer >= 0, got -1",
     "probe: Where?\n    expect: {cost: {scored: {min: 3, max: 1}}}":
         "expect.cost.scored: expected min <= max, got min 3 above max 1",
     "probe: Where?\n    expect: {cost: {scored: {}}}": "expect.cost.scored: expected 'min: N', 'max: N' or both",
+    "probe: Where?\n    expect: {cost: {scored: null}}": "expect.cost.scored: expected a mapping {min?, max?}, got None",
+    "probe: Where?\n    expect: {cost: {scored: {max: 2.5}}}": "expect.cost.scored.max: expected an integer >= 0, got 2.5",
     "idle: 1h\n    expect: {cost: {scored: {max: 1}}}":
         "expect.cost: only allowed on say, reply, perceive and probe steps, not on an 'idle' step",
 }
@@ -191,6 +193,11 @@ def test_the_schema_agrees(schema_valid):
     assert not valid("probe: Where?\n    expect: {cost: {arousal_score: {max: 1}}}")
     assert not valid("probe: Where?\n    expect: {cost: {scored: {}}}")
     assert not valid("probe: Where?\n    expect: {cost: {}}")
+    assert not valid("probe: Where?\n    expect: {cost: {scored: null}}")
+    assert not valid("probe: Where?\n    expect: {cost: {scored: {max: 2.5}}}")
+    assert valid("check: {attention: {from: roses, min: 1}}")
+    assert not valid("check: {attention: {from: roses, above: hose}}")
+    assert not valid("check: {attention: {step: roses, from: roses}}")
 
 
 def test_a_failing_order_is_exit_1_and_one_line(cli, tmp_path):

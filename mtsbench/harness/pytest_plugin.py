@@ -68,7 +68,8 @@ def pytest_collect_file(file_path: Path, parent):
 
 
 def expectations(scenario) -> list[tuple[int, str]]:
-    """(step index, check name) of every expectation, in the order the run reports them."""
+    """(step index, check name) of every expectation (matched to the run's rows by step, name and
+    its ordinal among that step's rows of the name, so the order across names does not matter)."""
     out = []
     for step in scenario.steps:
         e = step.expect

@@ -53,7 +53,7 @@ class SayStep(_Step):
     hints: Optional[Hints] = None
     """What a perfect LLM would output for the step (read by the mock LLM only)."""
     expect: Optional[ObservedExpect] = None
-    """What the memory should get right at this step: attention, event."""
+    """What the memory should get right at this step: attention, event, cost."""
 
 
 class ReplyStep(_Step):
@@ -65,7 +65,7 @@ class ReplyStep(_Step):
     hints: Optional[Hints] = None
     """What a perfect LLM would output for the step (read by the mock LLM only)."""
     expect: Optional[ObservedExpect] = None
-    """What the memory should get right at this step: attention, event."""
+    """What the memory should get right at this step: attention, event, cost."""
 
 
 class PerceiveStep(_Step):
@@ -77,7 +77,7 @@ class PerceiveStep(_Step):
     hints: Optional[Hints] = None
     """What a perfect LLM would output for the step (read by the mock LLM only)."""
     expect: Optional[ObservedExpect] = None
-    """What the memory should get right at this step: attention, event."""
+    """What the memory should get right at this step: attention, event, cost."""
 
 
 class ProbeStep(_Step):

@@ -94,10 +94,10 @@ class CostBounds(Strict):
     """The step's own count of one kind of work must lie in [min, max] (a side not given is open)."""
 
     model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["max"]}, {"required": ["min"]}]})
-    min: Optional[NonNegative] = None
-    """Lowest count that passes (>= 0)."""
-    max: Optional[NonNegative] = None
-    """Highest count that passes (>= 0)."""
+    min: Optional[Count] = None
+    """Lowest count that passes (an integer >= 0)."""
+    max: Optional[Count] = None
+    """Highest count that passes (an integer >= 0)."""
     _order = model_validator(mode="after")(_ordered)
 
     @classmethod
@@ -106,8 +106,8 @@ class CostBounds(Strict):
             raise fail("expected 'min: N', 'max: N' or both")
 
 
-_CostKinds = create_model("_CostKinds", __base__=Strict,
-                          **{name: (Optional[CostBounds], Field(None, description=what)) for name, what in STEP_COSTS.items()})
+_CostKinds = create_model("_CostKinds", __base__=Strict,     # a kind named must have bounds: null is refused
+                          **{name: (CostBounds, Field(None, description=what)) for name, what in STEP_COSTS.items()})
 
 
 class StepCost(_CostKinds):
@@ -246,7 +246,7 @@ class AttentionCheck(Strict):
     step, when the highest current attention among the facts derived from that step is. Give exactly one
     of step and from."""
 
-    model_config = ConfigDict(json_schema_extra=_either("step", "from"))
+    model_config = ConfigDict(json_schema_extra={**_either("step", "from"), "not": {"required": ["from", "above"]}})
     step: Ref = None
     """An earlier say, reply, perceive or probe step: its own memory."""
     from_: Ref = Field(None, alias="from")

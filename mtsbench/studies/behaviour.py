@@ -18,7 +18,8 @@ its "ablated" cell fails (``detected``). An embedder whose extra is not installe
 and ``pass_matrix.png`` (mechanisms x embedders, variants detected) in ``--out``; exit 1 when
 an "on" cell fails, i.e. the system as configured breaks an expectation that applies to it
 (with the seed design, which holds every state an expectation reads, one it leaves unsupported
-fails too: ``cell_outcome``'s ``strict``), or when a mechanism is detected by fewer variants than its *floor* on an embedder
+fails too, and a ``cost`` row, which bounds that design's own work, is judged only for it:
+``cell_outcome``'s ``strict``), or when a mechanism is detected by fewer variants than its *floor* on an embedder
 (``Mechanism.floor``; ``below_floor``): an ablated cell that passes as well means the
 variant no longer tells the mechanism from its absence. The cells that lost detection are
 listed (``lost``). The floor applies where ablations ran (the seed design, ``system=mts``).
@@ -104,7 +105,8 @@ def unknown(names: list[str], known, what: str) -> None:
 def cell_outcome(rows: pd.DataFrame, strict: bool = False) -> tuple[str, str]:
     """(outcome, the failed expectations as text) of one variant's expectation rows; ``strict``
     (the seed design, which holds every state an expectation reads): an expectation left
-    unsupported fails too, since the mechanism it checks went unchecked.
+    unsupported fails too, since the mechanism it checks went unchecked. Not strict (another
+    system): the ``cost`` rows are left out, as they bound the seed design's own work.
 
     >>> rows = pd.DataFrame({"check": ["probe", "recall", "tier"], "passed": [None, True, None],
     ...                      "step": ["q", "q", "w"], "value": [None, 1.0, "unsupported"]})
@@ -112,8 +114,11 @@ def cell_outcome(rows: pd.DataFrame, strict: bool = False) -> tuple[str, str]:
     (('pass', ''), ('n/a', ''), ('fail', 'w tier (unsupported)'))
     >>> cell_outcome(pd.DataFrame({"check": ["absent"], "passed": [False], "step": ["q"], "value": [1.0]}))
     ('fail', 'q absent (1.0)')
+    >>> cost = pd.DataFrame({"check": ["recall", "cost"], "passed": [True, False], "step": ["q", "q"], "value": [1, 0]})
+    >>> cell_outcome(cost), cell_outcome(cost, strict=True)
+    (('pass', ''), ('fail', 'q cost (0)'))
     """
-    expectations = rows[rows["check"] != "probe"]
+    expectations = rows[(rows["check"] != "probe") & (strict or rows["check"] != "cost")]
     judged = expectations if strict else expectations[expectations["passed"].notna()]
     failed = judged[~judged["passed"].fillna(False).astype(bool)]
     text = "; ".join(f"{r.step} {r.check} ({r.value})" for r in failed.itertuples())

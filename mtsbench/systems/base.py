@@ -13,7 +13,8 @@ The runner builds one system per scenario (``hydra.utils.instantiate(cfg.system)
 - ``read(query)`` after a check step: a state value for an expectation (a check of
   ``mtsbench.scenario.model`` or ``EventOf``), or ``UNSUPPORTED`` when the system has no
   such state — reported as unsupported, never as a failure. Each check is read for its
-  ``step`` alone: an ``ArousalCheck`` as all the arousal that step's memory received since it
+  ``step`` alone (a ``StepAttentionCheck`` with ``step`` None and ``from_`` set reads the facts
+  derived from that step: the highest attention among them, None if there is none): an ``ArousalCheck`` as all the arousal that step's memory received since it
   was stored (None: no memory); the runner reads the ``above`` step the same way, and for a
   ``since`` takes the difference with a reading just before that step (``harness.runner.read_check``);
 - ``finish()`` when the scenario is over (flush what waits).
