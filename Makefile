@@ -174,7 +174,8 @@ behaviour: install
 # Wall time: 1,992 mutants to run (of 8,127 generated), 55 s each on the shared machine, ~26 s of CPU for a
 # survivor: about 12-15 hours on a free 2-core machine (experiments/mutation/notes.md).
 # SAMPLE=N runs a stratified random sample of N mutants (per module; SEED=S, default 0) in multirun/mutation_sample.
-# RERUN=1 runs that session's survivors and pending mutants again against the current suite (after checks were added).
+# RERUN=1 runs that session's survivors and pending mutants again against the current suite (after checks were
+# added; resumable: delete multirun/mutation_sample/rerun to rerun against checks added since).
 MODULES ?=
 mutants: install
 	$(PY) -c "import cosmic_ray, coverage" 2>/dev/null || $(PY) -m pip install --quiet ".[mutation]"

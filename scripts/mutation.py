@@ -25,7 +25,8 @@ Subcommands (each prints what it does; paths are relative to the repository):
     were added): a fresh copy of the source in ``DIR/rerun/src``, a session ``DIR/rerun/session.sqlite``
     over the same modules that keeps only the mutants (by id) that survived or were pending in
     ``DIR``'s session (the others skipped: a check added later cannot revive a killed mutant, as
-    the suite only grows); resumable as ``run``. ``report`` then takes each mutant's outcome from
+    the suite only grows); resumable as ``run`` (so its copy is kept: delete ``DIR/rerun`` to rerun
+    against checks added since). ``report`` then takes each mutant's outcome from
     the rerun where it ran there (a mutant whose module changed since has a new id and keeps its
     first outcome; the report counts them).
 ``suite [--src DIR]``
@@ -306,18 +307,21 @@ def load_triage(path: Path) -> dict[str, dict]:
 
 def merge_rerun(rows: list[dict], session: Path) -> dict[str, int]:
     """Each survivor or pending mutant of ``rows`` that the rerun ``session`` ran takes its outcome
-    there (marked ``rerun``); counts: ran again, survivors killed now, first-pass mutants the rerun
-    could not find (their module changed, so their id did)."""
+    there (marked ``rerun``); counts: ran again, survivors killed now, still waiting in the rerun
+    (an interrupted rerun: they keep their first outcome), first-pass mutants the rerun could not
+    find (their module changed, so their id did)."""
     if not session.exists():
         return {}
     latest = {r["id"]: r for r in outcomes(session)}
-    counts = {"ran again": 0, "survivors killed now": 0, "not found in the rerun": 0}
+    counts = {"ran again": 0, "survivors killed now": 0, "still waiting in the rerun": 0, "not found in the rerun": 0}
     for r in rows:
         if r["outcome"] not in ("survived", "pending"):
             continue
         new = latest.get(r["id"])
         if new is None:
             counts["not found in the rerun"] += 1
+        elif new["outcome"] == "pending":
+            counts["still waiting in the rerun"] += 1
         elif new["outcome"] in ("killed", "survived", "incompetent"):
             counts["ran again"] += 1
             counts["survivors killed now"] += r["outcome"] == "survived" and new["outcome"] == "killed"
@@ -325,8 +329,15 @@ def merge_rerun(rows: list[dict], session: Path) -> dict[str, int]:
     return counts
 
 
+def exec_seconds(work: Path) -> list[float]:
+    """The wall times ``execute`` appended in ``work``."""
+    path = work / "exec_seconds.txt"
+    return [float(x) for x in path.read_text().split()] if path.exists() else []
+
+
 def report(work: Path, out: Path, partial: str | None) -> None:
     rows = outcomes(work / "session.sqlite")
+    ran_first = sum(r["outcome"] in ("killed", "survived", "incompetent") for r in rows)
     again = merge_rerun(rows, work / "rerun" / "session.sqlite")
     triage = load_triage(TRIAGE)
     counts = {k: sum(r["outcome"] == k for r in rows) for k in
@@ -338,17 +349,18 @@ def report(work: Path, out: Path, partial: str | None) -> None:
     untriaged = [r for r in survivors if r["id"] not in triage]
     judged = counts["killed"] + counts["survived"] - len(equivalent) - len(not_chosen)
     killed = counts["killed"] + len(killed_by)      # by the suite as it ran, or by a check added since
+    unconfirmed = [r for r in killed_by if r.get("rerun")]    # a check newer than the rerun's copy, or a claim to recheck
     rate = killed / judged if judged else float("nan")
-    seconds = [float(x) for x in (work / "exec_seconds.txt").read_text().split()] \
-        if (work / "exec_seconds.txt").exists() else []
+    seconds, seconds_again = exec_seconds(work), exec_seconds(work / "rerun")
     ran = counts["killed"] + counts["survived"] + counts["incompetent"]
     out.mkdir(parents=True, exist_ok=True)
     with (out / "mutants.csv").open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, ["id", "module", "line", "operator", "outcome", "triage"])
+        writer = csv.DictWriter(f, ["id", "module", "line", "operator", "outcome", "rerun", "triage"])
         writer.writeheader()
         for r in rows:
             t = triage.get(r["id"], {})
             writer.writerow({**{k: r[k] for k in ("id", "module", "line", "operator", "outcome")},
+                             "rerun": bool(r.get("rerun")),
                              "triage": next((f"{k}: {v}" for k, v in t.items()), "")})
     lines = ["# Mutation testing: the behaviour suite against the seed design", ""]
     if partial:
@@ -365,6 +377,8 @@ def report(work: Path, out: Path, partial: str | None) -> None:
               f"| still pending | {counts['pending']} |",
               f"| survivors triaged equivalent | {len(equivalent)} |",
               f"| survivors given a check that kills them (`killed_by`) | {len(killed_by)} |",
+              *([f"| of them, survived the rerun (a check newer than its copy, killing verified by hand; or a "
+                 f"claim to recheck) | {len(unconfirmed)} |"] if again else []),
               f"| survivors in an option the suite never chooses (`not_chosen`) | {len(not_chosen)} |",
               f"| survivors untriaged | {len(untriaged)} |",
               *[f"| rerun against the current suite (`rerun`): {k} | {v} |" for k, v in again.items()], "",
@@ -374,9 +388,12 @@ def report(work: Path, out: Path, partial: str | None) -> None:
                                            "mutants" if counts["not sampled"] and judged else "")
               + ("; target 90%." if judged else "."), ""]
     if seconds:
-        per = sum(seconds) / max(1, ran)
-        lines += [f"Wall time of `cosmic-ray exec`: {sum(seconds):.0f} s for {ran} mutants ({per:.0f} s a mutant, "
-                  "machine shared).", ""]
+        per = sum(seconds) / max(1, ran_first)
+        lines += [f"Wall time of `cosmic-ray exec`: {sum(seconds):.0f} s for {ran_first} mutants ({per:.0f} s a "
+                  "mutant, machine shared).", ""]
+    if seconds_again:
+        lines += [f"Wall time of the rerun's `cosmic-ray exec`: {sum(seconds_again):.0f} s for {again['ran again']} "
+                  f"mutants ({sum(seconds_again) / max(1, again['ran again']):.0f} s a mutant, machine shared).", ""]
     lines += ["## Survivors", "", "| mutant | triage |", "|---|---|"]
     for r in survivors:
         t = triage.get(r["id"])

@@ -87,7 +87,8 @@ def test_the_report_counts_and_triages(mutation, tmp_path, monkeypatch):
 
 def test_a_rerun_replaces_the_outcomes_of_what_it_ran_again(mutation, tmp_path, monkeypatch):
     """``rerun``'s session: a survivor killed now counts killed, a pending mutant takes its outcome,
-    and a survivor whose id the rerun does not hold (its module changed) keeps its first outcome."""
+    one the rerun has not reached yet waits, and a survivor whose id the rerun does not hold (its
+    module changed) keeps its first outcome."""
     pytest.importorskip("cosmic_ray")
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem, WorkResult
@@ -102,12 +103,13 @@ def test_a_rerun_replaces_the_outcomes_of_what_it_ran_again(mutation, tmp_path, 
                     db.set_result(f"job{n}", WorkResult(WorkerOutcome.NORMAL, "", outcome, "-a\n+b"))
 
     killed, survived = TestOutcome.KILLED, TestOutcome.SURVIVED
-    session(tmp_path / "session.sqlite", {0: killed, 1: survived, 2: survived, 3: None})
-    session(tmp_path / "rerun" / "session.sqlite", {0: None, 2: killed, 3: survived})
+    session(tmp_path / "session.sqlite", {0: killed, 1: survived, 2: survived, 3: None, 4: None})
+    session(tmp_path / "rerun" / "session.sqlite", {0: None, 2: killed, 3: survived, 4: None})
     monkeypatch.setattr(mutation, "TRIAGE", tmp_path / "none.yaml")
     mutation.report(tmp_path, tmp_path / "out", None)
     text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    for row in ("| killed | 2 |", "| survived | 2 |", "| still pending | 0 |",
+    for row in ("| killed | 2 |", "| survived | 2 |", "| still pending | 1 |",
+                "| rerun against the current suite (`rerun`): still waiting in the rerun | 1 |",
                 "| rerun against the current suite (`rerun`): ran again | 2 |",
                 "| rerun against the current suite (`rerun`): survivors killed now | 1 |",
                 "| rerun against the current suite (`rerun`): not found in the rerun | 1 |"):
