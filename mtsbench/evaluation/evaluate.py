@@ -69,16 +69,19 @@ def observation_rows(rec, step) -> list[dict]:
     if want is None:
         return cost_rows(rec, step)
     if rec.unsupported:           # the system labels nothing: not applicable, never a failure
-        return [_row(rec, "attention", None, UNSUPPORTED_VALUE, describe_range(want)), *cost_rows(rec, step)]
-    score = None if pd.isna(rec.score) else float(rec.score)
-    value = None if score is None else round(score, 4)
-    return [_row(rec, "attention", want.contains(score), value, describe_range(want)), *cost_rows(rec, step)]
+        row = _row(rec, "attention", None, UNSUPPORTED_VALUE, describe_range(want))
+    else:
+        score = None if pd.isna(rec.score) else float(rec.score)
+        row = _row(rec, "attention", want.contains(score), None if score is None else round(score, 4),
+                   describe_range(want))
+    return [row, *cost_rows(rec, step)]
 
 
 def cost_rows(rec, step) -> list[dict]:
     """One ``cost`` row per bounded cost column: the step's own count of that work in [min, max]."""
-    return [_row(rec, "cost", bounds.contains(int(getattr(rec, name))), int(getattr(rec, name)),
-                 f"{name} {describe_range(bounds)}") for name, bounds in step.expect.cost]
+    counts = {name: int(getattr(rec, name)) for name, _ in step.expect.cost}
+    return [_row(rec, "cost", bounds.contains(counts[name]), counts[name], f"{name} {describe_range(bounds)}")
+            for name, bounds in step.expect.cost]
 
 
 def _provenance(rec, column: str = "ranked_provenance") -> list[tuple[str, ...]] | None:

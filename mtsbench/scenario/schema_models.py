@@ -121,11 +121,11 @@ class CheckStep(_Step):
 STEP_MODELS = {"say": SayStep, "reply": ReplyStep, "perceive": PerceiveStep, "probe": ProbeStep,
                "idle": IdleStep, "check": CheckStep}
 STEP_PLACES = {key: tuple(k for k, m in STEP_MODELS.items() if key in m.model_fields) for key in STEP_KEYS}
-EXPECT_PLACES = {**{key: OBSERVED_KINDS for key in ObservedExpect.model_fields},
-                 **{key: ("probe",) for key in ProbeExpect.model_fields}}
-EXPECT_PLACES["cost"] = (*OBSERVED_KINDS, "probe")      # the one expectation of every kind with a row
+EXPECT_PLACES = {key: (*(OBSERVED_KINDS if key in ObservedExpect.model_fields else ()),
+                       *(("probe",) if key in ProbeExpect.model_fields else ())) for key in EXPECT_KEYS}
 _Step._places = STEP_PLACES
-assert set(EXPECT_PLACES) == set(EXPECT_KEYS) and set(STEP_MODELS) == set(STEP_KINDS)
+assert all(EXPECT_PLACES.values()) and set(EXPECT_KEYS) == {*ObservedExpect.model_fields, *ProbeExpect.model_fields} \
+    and set(STEP_MODELS) == set(STEP_KINDS)
 
 
 def _step_shape(value):

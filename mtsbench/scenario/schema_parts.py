@@ -90,20 +90,27 @@ class AttentionRange(Strict):
     _order = model_validator(mode="after")(_ordered)
 
 
+_MIN_OR_MAX = {"anyOf": [{"required": ["max"]}, {"required": ["min"]}]}   # the JSON Schema of _min_or_max
+
+
+def _min_or_max(expected: str):
+    """A bounds model's ``_more``: at least one of min and max (``expected`` words the refusal)."""
+    def more(cls, data: dict) -> None:
+        if "max" not in data and "min" not in data:
+            raise fail(expected)
+    return classmethod(more)
+
+
 class CostBounds(Strict):
     """The step's own count of one kind of work must lie in [min, max] (a side not given is open)."""
 
-    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["max"]}, {"required": ["min"]}]})
+    model_config = ConfigDict(json_schema_extra=_MIN_OR_MAX)
     min: Optional[Count] = None
     """Lowest count that passes (an integer >= 0)."""
     max: Optional[Count] = None
     """Highest count that passes (an integer >= 0)."""
     _order = model_validator(mode="after")(_ordered)
-
-    @classmethod
-    def _more(cls, data: dict) -> None:
-        if "max" not in data and "min" not in data:
-            raise fail("expected 'min: N', 'max: N' or both")
+    _more = _min_or_max("expected 'min: N', 'max: N' or both")
 
 
 _CostKinds = create_model("_CostKinds", __base__=Strict,     # a kind named must have bounds: null is refused
@@ -263,17 +270,11 @@ class AttentionCheck(Strict):
                                      "from it)")
 
 
-def _bounded(cls, data: dict) -> None:
-    """A tier check's ``_more``: at least one of max and min."""
-    if "max" not in data and "min" not in data:
-        raise fail("expected 'max: N' (sits in tier N or above) or 'min: N' (has sunk to tier N or below), or both")
-
-
 class TierCheck(Strict):
     """Passes when an earlier step's own memory sits in tier max or higher and in tier min or lower
     (0 = the top tier); give max, min or both."""
 
-    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["max"]}, {"required": ["min"]}]})
+    model_config = ConfigDict(json_schema_extra=_MIN_OR_MAX)
     step: Ref
     """An earlier say, reply, perceive or probe step."""
     max: Optional[Count] = None
@@ -281,7 +282,8 @@ class TierCheck(Strict):
     min: Optional[Count] = None
     """The highest tier that passes (an integer >= 0): the memory has sunk to this tier or below."""
     _order = model_validator(mode="after")(_ordered)
-    _more = classmethod(_bounded)
+    _more = _min_or_max("expected 'max: N' (sits in tier N or above) or 'min: N' (has sunk to tier N or below), "
+                        "or both")
 
 
 class ArousalCheck(Strict):
